@@ -1,0 +1,15 @@
+# Multi-stage build: a static ratekv binary on a minimal, non-root image.
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ratekv .
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/ratekv /usr/local/bin/ratekv
+# Snapshots and the append-only log live here; mount a volume to keep them.
+VOLUME ["/data"]
+EXPOSE 6380
+USER nonroot:nonroot
+ENTRYPOINT ["/usr/local/bin/ratekv", "--bind", "0.0.0.0", "--dir", "/data"]

@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# bench/compare.sh — ratekv vs redis-server under the same load generator.
+#
+# Builds bench/loadgen and ratekv, then for each server in turn (never both
+# at once) starts it on a free 127.0.0.1 port pinned to core $SERVER_CORE
+# (ratekv with GOMAXPROCS=1), runs every workload at every pipeline depth
+# with the load generator pinned to core $CLIENT_CORE (GOMAXPROCS=1), stops
+# it, and prints a markdown table. The table also goes to
+# bench/results/latest.md (raw loadgen JSON: bench/results/latest.jsonl).
+#
+# Environment (defaults in brackets):
+#   WORKLOADS   ["ping set get incr"]  loadgen workloads; "throttle" compares
+#               ratekv CL.THROTTLE (throttle_cell) with redis EVALSHA gcra.lua
+#               (throttle_lua). Any other loadgen workload runs on both.
+#   PIPELINES   ["1 32"]     pipeline depths
+#   DURATION    [5s]         measured time per run;  WARMUP [1s]
+#   CONNS       [50]         connections;  KEYS [100000];  DIST [uniform|zipf]
+#   SERVERS     ["redis ratekv"]
+#   LOADGEN_ARGS []          extra loadgen flags, e.g. "-burst 10 -datasize 64"
+#   SERVER_CORE [0]  CLIENT_CORE [1]   cores for taskset
+#   OUT         [bench/results/latest.md]
+#
+# Every step is bounded in time; servers are killed on exit.
+set -euo pipefail
+
+START_TS=$(date +%s)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORKLOADS=${WORKLOADS:-"ping set get incr"}
+PIPELINES=${PIPELINES:-"1 32"}
+DURATION=${DURATION:-5s}
+WARMUP=${WARMUP:-1s}
+CONNS=${CONNS:-50}
+KEYS=${KEYS:-100000}
+DIST=${DIST:-uniform}
+SERVERS=${SERVERS:-"redis ratekv"}
+LOADGEN_ARGS=${LOADGEN_ARGS:-}
+SERVER_CORE=${SERVER_CORE:-0}
+CLIENT_CORE=${CLIENT_CORE:-1}
+OUT=${OUT:-$ROOT/bench/results/latest.md}
+OUT_JSONL=${OUT%.md}.jsonl
+
+log() { printf '[compare] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ratekv-compare.XXXXXX")
+SERVER_PID=""
+
+stop_server() {
+	if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+		kill "$SERVER_PID" 2>/dev/null || true
+		for _ in $(seq 50); do
+			kill -0 "$SERVER_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+	fi
+	SERVER_PID=""
+}
+cleanup() {
+	stop_server
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT TERM
+
+# --- tools -----------------------------------------------------------------
+
+if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+	log "redis-server/redis-cli not found: installing with apt-get"
+	SUDO=""
+	[[ $(id -u) -eq 0 ]] || SUDO=sudo
+	timeout 600 $SUDO apt-get update -qq >&2 || die "apt-get update failed"
+	timeout 600 $SUDO apt-get install -y -qq redis-server redis-tools >&2 || die "apt-get install redis-server failed"
+fi
+
+PIN=1
+if ! command -v taskset >/dev/null; then
+	log "warning: taskset not found: running unpinned"
+	PIN=0
+elif (($(nproc) < 2)); then
+	log "warning: fewer than 2 CPUs: running unpinned (server and client share the CPU)"
+	PIN=0
+fi
+PIN_SERVER=()
+PIN_CLIENT=()
+if ((PIN)); then
+	PIN_SERVER=(taskset -c "$SERVER_CORE")
+	PIN_CLIENT=(taskset -c "$CLIENT_CORE")
+fi
+
+# seconds in a Go duration like 5s, 500ms, 1m, 1.5s (rounded up)
+dur_secs() {
+	awk -v d="$1" 'BEGIN {
+		if (d ~ /ms$/) { v = substr(d, 1, length(d)-2) / 1000 }
+		else if (d ~ /s$/) { v = substr(d, 1, length(d)-1) }
+		else if (d ~ /m$/) { v = substr(d, 1, length(d)-1) * 60 }
+		else { v = 60 }
+		printf "%d\n", (v == int(v)) ? v : int(v) + 1
+	}'
+}
+RUN_LIMIT=$(($(dur_secs "$DURATION") + $(dur_secs "$WARMUP") + 60))
+
+# --- build -----------------------------------------------------------------
+
+cd "$ROOT"
+log "building bench/loadgen"
+timeout 300 go build -o "$TMP/loadgen" ./bench/loadgen || die "loadgen does not build"
+
+HAVE_RATEKV=0
+RATEKV_NOTE=""
+if [[ " $SERVERS " == *" ratekv "* ]]; then
+	log "building ratekv"
+	if timeout 300 go build -o "$TMP/ratekv" . 2>"$TMP/ratekv-build.log"; then
+		HAVE_RATEKV=1
+	else
+		RATEKV_NOTE="ratekv skipped: \`go build .\` failed ($(head -n 1 "$TMP/ratekv-build.log" | cut -c1-120))"
+		log "$RATEKV_NOTE"
+		sed -n '1,10p' "$TMP/ratekv-build.log" >&2
+	fi
+fi
+
+# --- servers ---------------------------------------------------------------
+
+free_port() { "$TMP/loadgen" -free-port; }
+
+# wait_ready PORT: PONG within 10 s while the server lives
+wait_ready() {
+	local port=$1
+	for _ in $(seq 100); do
+		kill -0 "$SERVER_PID" 2>/dev/null || return 1
+		if [[ $(timeout 2 redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null) == PONG ]]; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# start_server NAME: sets PORT and SERVER_PID, or returns 1
+start_server() {
+	local name=$1 attempt dir
+	for attempt in 1 2 3; do
+		PORT=$(free_port)
+		dir="$TMP/$name-data"
+		mkdir -p "$dir"
+		case $name in
+		redis)
+			"${PIN_SERVER[@]}" redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
+				--dir "$dir" --logfile "$TMP/redis.log" >/dev/null 2>&1 &
+			;;
+		ratekv)
+			GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/ratekv" --bind 127.0.0.1 --port "$PORT" --dir "$dir" \
+				--loglevel warning >"$TMP/ratekv.log" 2>&1 &
+			;;
+		esac
+		SERVER_PID=$!
+		# (a PONG from someone else on a port we lost the race for would
+		# not keep our process alive)
+		if wait_ready "$PORT" && sleep 0.3 && kill -0 "$SERVER_PID" 2>/dev/null; then
+			log "$name listening on 127.0.0.1:$PORT (pid $SERVER_PID)"
+			return 0
+		fi
+		log "$name did not answer PING on port $PORT (attempt $attempt)"
+		tail -n 5 "$TMP/$name.log" >&2 2>/dev/null || true
+		stop_server
+	done
+	return 1
+}
+
+# --- runs ------------------------------------------------------------------
+
+declare -A RES # RES[server|workload|pipeline|field]
+NOTES=()
+: >"$TMP/results.jsonl"
+
+jfield() { # jfield JSON NAME -> scalar value
+	sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" <<<"$1" | tr -d '"'
+}
+
+loadgen_workload() { # server, table workload -> loadgen workload
+	if [[ $2 == throttle ]]; then
+		[[ $1 == redis ]] && echo throttle_lua || echo throttle_cell
+	else
+		echo "$2"
+	fi
+}
+
+run_server() {
+	local server=$1 w p lw out json
+	if ! start_server "$server"; then
+		NOTES+=("$server skipped: it did not start (see its log)")
+		return
+	fi
+	for w in $WORKLOADS; do
+		lw=$(loadgen_workload "$server" "$w")
+		for p in $PIPELINES; do
+			log "$server: $lw pipeline $p ($DURATION)"
+			out="$TMP/$server-$w-$p"
+			# shellcheck disable=SC2086 # LOADGEN_ARGS is a list of flags
+			GOMAXPROCS=1 timeout "$RUN_LIMIT" "${PIN_CLIENT[@]}" "$TMP/loadgen" -addr "127.0.0.1:$PORT" \
+				-workload "$lw" -pipeline "$p" -duration "$DURATION" -warmup "$WARMUP" -conns "$CONNS" \
+				-keys "$KEYS" -dist "$DIST" -json $LOADGEN_ARGS >"$out.json" 2>"$out.err" || true
+			json=$(head -n 1 "$out.json")
+			if [[ -z "$json" ]]; then
+				NOTES+=("$server $lw p$p: no result: $(head -n 1 "$out.err" | cut -c1-160)")
+				log "  failed: $(head -n 1 "$out.err")"
+				if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+					NOTES+=("$server exited during $lw p$p; remaining runs skipped")
+					SERVER_PID=""
+					return
+				fi
+				continue
+			fi
+			printf '{"server":"%s",%s\n' "$server" "${json#\{}" >>"$TMP/results.jsonl"
+			local f
+			for f in ops_per_sec p99_us p999_us errors limited conn_errors; do
+				RES[$server|$w|$p|$f]=$(jfield "$json" "$f")
+			done
+			log "  $(jfield "$json" ops_per_sec) ops/s, p99 $(jfield "$json" p99_us) us, errors $(jfield "$json" errors)"
+			if [[ ${RES[$server|$w|$p|errors]} != 0 ]]; then
+				NOTES+=("$server $lw p$p: ${RES[$server|$w|$p|errors]} error replies, e.g. $(grep -m1 'error reply' "$out.err" | cut -c1-160 || true)")
+			fi
+			if [[ ${RES[$server|$w|$p|conn_errors]} != 0 ]]; then
+				NOTES+=("$server $lw p$p: ${RES[$server|$w|$p|conn_errors]} connections failed: $(grep -m1 'connection error' "$out.err" | cut -c1-160 || true)")
+			fi
+			# Start each run from an empty keyspace (best effort).
+			timeout 5 redis-cli -h 127.0.0.1 -p "$PORT" flushall >/dev/null 2>&1 || true
+		done
+	done
+	stop_server
+}
+
+for s in $SERVERS; do
+	case $s in
+	redis) run_server redis ;;
+	ratekv)
+		if ((HAVE_RATEKV)); then run_server ratekv; else NOTES+=("$RATEKV_NOTE"); fi
+		;;
+	*) die "unknown server $s (want redis and/or ratekv)" ;;
+	esac
+done
+
+# --- table -----------------------------------------------------------------
+
+cell() { # cell server workload pipeline field
+	local v=${RES[$1|$2|$3|$4]-}
+	[[ -n "$v" ]] && echo "$v" || echo "n/a"
+}
+ops_cell() {
+	local v e
+	v=${RES[$1|$2|$3|ops_per_sec]-}
+	[[ -z "$v" ]] && { echo "n/a"; return; }
+	e=${RES[$1|$2|$3|errors]}
+	if [[ $e != 0 ]]; then printf '%.0f (%s err)' "$v" "$e"; else printf '%.0f' "$v"; fi
+}
+ratio() {
+	local a=${RES[redis|$1|$2|ops_per_sec]-} b=${RES[ratekv|$1|$2|ops_per_sec]-}
+	if [[ -n "$a" && -n "$b" ]]; then awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "n/a" }'; else echo "n/a"; fi
+}
+
+ELAPSED=$(($(date +%s) - START_TS))
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "no commit")
+REDIS_VER=$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')
+CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+PINNING="server core $SERVER_CORE, loadgen core $CLIENT_CORE, GOMAXPROCS=1"
+((PIN)) || PINNING="unpinned"
+
+{
+	echo "## ratekv vs redis-server"
+	echo
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $COMMIT, redis $REDIS_VER, $(go version | cut -d' ' -f3), $(nproc) CPUs ($CPU)."
+	echo "$CONNS connections, $DURATION per run after $WARMUP warm-up, $KEYS keys ($DIST), $PINNING.${LOADGEN_ARGS:+ loadgen args: $LOADGEN_ARGS.}"
+	echo "ops/s: higher is better; ratio = ratekv / redis; latencies in microseconds (per request; a batch's latency for each request in it)."
+	echo
+	echo "| workload | pipeline | redis ops/s | ratekv ops/s | ratio | redis p99 | ratekv p99 | redis p99.9 | ratekv p99.9 |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	for w in $WORKLOADS; do
+		label=$w
+		[[ $w == throttle ]] && label="throttle (CL.THROTTLE vs Lua)"
+		for p in $PIPELINES; do
+			echo "| $label | $p | $(ops_cell redis "$w" "$p") | $(ops_cell ratekv "$w" "$p") | $(ratio "$w" "$p") | $(cell redis "$w" "$p" p99_us) | $(cell ratekv "$w" "$p" p99_us) | $(cell redis "$w" "$p" p999_us) | $(cell ratekv "$w" "$p" p999_us) |"
+		done
+	done
+	if ((${#NOTES[@]})); then
+		echo
+		for n in "${NOTES[@]}"; do echo "- $n"; done
+	fi
+	echo
+	echo "Total runtime: ${ELAPSED}s."
+} >"$TMP/table.md"
+
+mkdir -p "$(dirname "$OUT")"
+cp "$TMP/table.md" "$OUT"
+cp "$TMP/results.jsonl" "$OUT_JSONL"
+cat "$TMP/table.md"
+log "wrote $OUT and $OUT_JSONL (total ${ELAPSED}s)"

@@ -1,0 +1,464 @@
+// Command loadgen is ratekv's load generator: pipelined RESP over N
+// connections against any Redis-protocol server, reporting throughput and
+// latency percentiles.
+//
+// Each connection has one goroutine. It writes a batch of -pipeline requests
+// in one write, then reads exactly -pipeline replies, and records the batch's
+// latency once for each request in it. Latencies go to a per-connection
+// log-linear histogram (no allocation per request); the histograms are
+// merged at the end. Any error reply ('-' or RESP3 '!') counts as an error;
+// the first few error texts are printed.
+//
+// Usage:
+//
+//	loadgen -addr 127.0.0.1:6379 -workload set -conns 50 -pipeline 32 -duration 5s
+//	loadgen -list
+//
+// Workloads are listed by -list and defined in workloads.go.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ratekv/ratekv/bench"
+)
+
+// config is the parsed command line plus what workload setup derives from
+// it.
+type config struct {
+	addr     string
+	workload string
+	conns    int
+	pipeline int
+	duration time.Duration
+	warmup   time.Duration
+	keys     uint64
+	dist     string
+	zipfS    float64
+	seed     uint64
+	datasize int
+	populate bool
+	jsonOut  bool
+
+	burst, count, period, quantity int64
+	scriptPath                     string
+
+	// derived
+	value        string // SET payload
+	script       string // Lua source for throttle_lua
+	evalHead     []byte // "*8 EVALSHA <sha> 1" prefix
+	throttleTail []byte // "<burst> <count> <period> <quantity>" suffix
+}
+
+// result is what one connection measured.
+type result struct {
+	hist     histogram
+	ops      uint64 // requests whose batch completed inside the measured window
+	errors   uint64 // error replies, warm-up included
+	limited  uint64 // throttle replies with limited = 1 (measured window)
+	errTexts []string
+	ioErr    error
+}
+
+// report is the -json output.
+type report struct {
+	Workload    string   `json:"workload"`
+	Addr        string   `json:"addr"`
+	Conns       int      `json:"conns"`
+	Pipeline    int      `json:"pipeline"`
+	DurationS   float64  `json:"duration_s"`
+	WarmupS     float64  `json:"warmup_s"`
+	Dist        string   `json:"dist"`
+	Keys        uint64   `json:"keys"`
+	Ops         uint64   `json:"ops"`
+	OpsPerSec   float64  `json:"ops_per_sec"`
+	P50us       float64  `json:"p50_us"`
+	P99us       float64  `json:"p99_us"`
+	P999us      float64  `json:"p999_us"`
+	MaxUs       float64  `json:"max_us"`
+	MeanUs      float64  `json:"mean_us"`
+	Errors      uint64   `json:"errors"`
+	Limited     uint64   `json:"limited"`
+	ConnErrors  int      `json:"conn_errors"`
+	FirstErrors []string `json:"first_errors,omitempty"`
+}
+
+const maxErrTexts = 5
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	var cfg config
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:6379", "server `host:port`")
+	fs.StringVar(&cfg.workload, "workload", "ping", "workload `name` (see -list)")
+	fs.IntVar(&cfg.conns, "conns", 50, "number of connections")
+	fs.IntVar(&cfg.pipeline, "pipeline", 1, "requests per batch (pipeline depth)")
+	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured duration")
+	fs.DurationVar(&cfg.warmup, "warmup", time.Second, "warm-up before measuring (not counted)")
+	fs.Uint64Var(&cfg.keys, "keys", 100000, "keyspace size")
+	fs.StringVar(&cfg.dist, "dist", "uniform", "key distribution: uniform|zipf")
+	fs.Float64Var(&cfg.zipfS, "zipf-s", 1.1, "zipf exponent s (> 1)")
+	fs.Uint64Var(&cfg.seed, "seed", 0, "random seed (0: from the clock)")
+	fs.IntVar(&cfg.datasize, "datasize", 3, "SET value size in bytes")
+	fs.BoolVar(&cfg.populate, "populate", true, "write all keys first for workloads that read them (get)")
+	fs.BoolVar(&cfg.jsonOut, "json", false, "print one JSON object instead of text")
+	fs.Int64Var(&cfg.burst, "burst", 100, "throttle: max_burst")
+	fs.Int64Var(&cfg.count, "count", 1000, "throttle: count per period")
+	fs.Int64Var(&cfg.period, "period", 60, "throttle: period in seconds")
+	fs.Int64Var(&cfg.quantity, "quantity", 1, "throttle: quantity")
+	fs.StringVar(&cfg.scriptPath, "script", "", "throttle_lua: Lua file to load (default: the embedded bench/gcra.lua)")
+	list := fs.Bool("list", false, "list workloads and exit")
+	freePort := fs.Bool("free-port", false, "print a free TCP port on 127.0.0.1 and exit")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "loadgen: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *list {
+		for _, name := range workloadNames() {
+			fmt.Fprintf(stdout, "%-14s %s\n", name, workloads[name].desc)
+		}
+		return 0
+	}
+	if *freePort {
+		port, err := pickFreePort()
+		if err != nil {
+			fmt.Fprintln(stderr, "loadgen:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, port)
+		return 0
+	}
+	wl, err := prepare(&cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "loadgen:", err)
+		return 2
+	}
+
+	// Whatever happens, stop by ourselves.
+	hard := cfg.warmup + cfg.duration + 30*time.Second + populateAllowance(&cfg, wl)
+	killer := time.AfterFunc(hard, func() {
+		fmt.Fprintf(stderr, "loadgen: hard timeout after %s\n", hard)
+		os.Exit(3)
+	})
+	defer killer.Stop()
+
+	rep, err := load(&cfg, wl, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "loadgen:", err)
+		return 1
+	}
+	if cfg.jsonOut {
+		enc := json.NewEncoder(stdout)
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintln(stderr, "loadgen:", err)
+			return 1
+		}
+	} else {
+		printText(stdout, rep, wl)
+	}
+	if rep.ConnErrors > 0 {
+		return 1
+	}
+	return 0
+}
+
+// prepare validates cfg and fills in the derived fields.
+func prepare(cfg *config) (workload, error) {
+	wl, ok := workloads[cfg.workload]
+	if !ok {
+		return workload{}, fmt.Errorf("unknown workload %q (have %s)", cfg.workload, strings.Join(workloadNames(), ", "))
+	}
+	switch {
+	case cfg.conns < 1:
+		return wl, errors.New("-conns must be >= 1")
+	case cfg.pipeline < 1:
+		return wl, errors.New("-pipeline must be >= 1")
+	case cfg.duration <= 0:
+		return wl, errors.New("-duration must be > 0")
+	case cfg.warmup < 0:
+		return wl, errors.New("-warmup must be >= 0")
+	case cfg.keys < 1:
+		return wl, errors.New("-keys must be >= 1")
+	case cfg.datasize < 0:
+		return wl, errors.New("-datasize must be >= 0")
+	case cfg.dist != "uniform" && cfg.dist != "zipf":
+		return wl, fmt.Errorf("-dist must be uniform or zipf, not %q", cfg.dist)
+	case cfg.dist == "zipf" && !(cfg.zipfS > 1):
+		return wl, errors.New("-zipf-s must be > 1")
+	}
+	if cfg.seed == 0 {
+		cfg.seed = uint64(time.Now().UnixNano())
+	}
+	cfg.value = strings.Repeat("x", cfg.datasize)
+	cfg.script = bench.GCRALua
+	if cfg.scriptPath != "" {
+		b, err := os.ReadFile(cfg.scriptPath)
+		if err != nil {
+			return wl, err
+		}
+		cfg.script = string(b)
+	}
+	return wl, nil
+}
+
+// load runs setup, populate, warm-up and the measured window, and summarises.
+func load(cfg *config, wl workload, stderr io.Writer) (*report, error) {
+	const dialTimeout = 3 * time.Second
+	setupDeadline := time.Now().Add(20*time.Second + populateAllowance(cfg, wl))
+
+	if wl.setup != nil || (wl.populate && cfg.populate) {
+		c, err := dial(cfg.addr, dialTimeout)
+		if err != nil {
+			return nil, err
+		}
+		_ = c.conn.SetDeadline(setupDeadline)
+		if wl.setup != nil {
+			if err := wl.setup(c, cfg); err != nil {
+				c.Close()
+				return nil, fmt.Errorf("%s setup: %w", cfg.workload, err)
+			}
+		}
+		if wl.populate && cfg.populate {
+			if err := populate(c, cfg); err != nil {
+				c.Close()
+				return nil, fmt.Errorf("populate: %w", err)
+			}
+		}
+		c.Close()
+	}
+
+	clients := make([]*client, cfg.conns)
+	for i := range clients {
+		c, err := dial(cfg.addr, dialTimeout)
+		if err != nil {
+			for _, c := range clients[:i] {
+				c.Close()
+			}
+			return nil, fmt.Errorf("connection %d: %w", i, err)
+		}
+		clients[i] = c
+	}
+
+	measureStart := time.Now().Add(cfg.warmup)
+	end := measureStart.Add(cfg.duration)
+	results := make([]*result, cfg.conns)
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		results[i] = new(result)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			work(c, wl, cfg, i, measureStart, end, results[i])
+		}()
+	}
+	wg.Wait()
+
+	var total result
+	for _, r := range results {
+		total.hist.merge(&r.hist)
+		total.ops += r.ops
+		total.errors += r.errors
+		total.limited += r.limited
+		for _, t := range r.errTexts {
+			if len(total.errTexts) < maxErrTexts && !contains(total.errTexts, t) {
+				total.errTexts = append(total.errTexts, t)
+			}
+		}
+	}
+	rep := &report{
+		Workload:    cfg.workload,
+		Addr:        cfg.addr,
+		Conns:       cfg.conns,
+		Pipeline:    cfg.pipeline,
+		DurationS:   cfg.duration.Seconds(),
+		WarmupS:     cfg.warmup.Seconds(),
+		Dist:        cfg.dist,
+		Keys:        cfg.keys,
+		Ops:         total.ops,
+		OpsPerSec:   round1(float64(total.ops) / cfg.duration.Seconds()),
+		P50us:       us(total.hist.percentile(50)),
+		P99us:       us(total.hist.percentile(99)),
+		P999us:      us(total.hist.percentile(99.9)),
+		MaxUs:       us(total.hist.max),
+		MeanUs:      round1(total.hist.mean() / 1e3),
+		Errors:      total.errors,
+		Limited:     total.limited,
+		FirstErrors: total.errTexts,
+	}
+	var ioErrs []string
+	for i, r := range results {
+		if r.ioErr != nil {
+			rep.ConnErrors++
+			if len(ioErrs) < 3 {
+				ioErrs = append(ioErrs, fmt.Sprintf("conn %d: %v", i, r.ioErr))
+			}
+		}
+	}
+	for _, e := range ioErrs {
+		fmt.Fprintln(stderr, "loadgen: connection error:", e)
+	}
+	for _, t := range total.errTexts {
+		fmt.Fprintf(stderr, "loadgen: error reply: %s\n", t)
+	}
+	return rep, nil
+}
+
+// work is one connection's loop: build a batch, write it, read the replies,
+// record, until the window ends. A batch belongs to the window in which its
+// last reply arrives: batches completing during the warm-up or after the end
+// are not counted (error replies are, wherever they arrive).
+func work(c *client, wl workload, cfg *config, id int, measureStart, end time.Time, res *result) {
+	rng := rand.New(rand.NewPCG(cfg.seed, uint64(id)))
+	var zipf *rand.Zipf
+	if cfg.dist == "zipf" {
+		zipf = rand.NewZipf(rng, cfg.zipfS, 1, cfg.keys-1)
+	}
+	// Reads and writes can't hang past the end of the run.
+	_ = c.conn.SetDeadline(end.Add(5 * time.Second))
+	p := uint64(cfg.pipeline)
+	wbuf := make([]byte, 0, 256*cfg.pipeline)
+	for {
+		wbuf = wbuf[:0]
+		for i := 0; i < cfg.pipeline; i++ {
+			var n uint64
+			if zipf != nil {
+				n = zipf.Uint64()
+			} else {
+				n = rng.Uint64N(cfg.keys)
+			}
+			wbuf = wl.build(wbuf, n, cfg)
+		}
+		start := time.Now()
+		if _, err := c.conn.Write(wbuf); err != nil {
+			res.ioErr = err
+			return
+		}
+		var limited uint64
+		for i := 0; i < cfg.pipeline; i++ {
+			reply, kind, err := c.readReply()
+			if err != nil {
+				res.ioErr = err
+				return
+			}
+			if isErrorKind(kind) {
+				res.errors++
+				if len(res.errTexts) < maxErrTexts {
+					t := string(errorText(reply))
+					if !contains(res.errTexts, t) {
+						res.errTexts = append(res.errTexts, t)
+					}
+				}
+			} else if wl.throttle && throttleLimited(reply) {
+				limited++
+			}
+		}
+		now := time.Now()
+		if now.After(end) {
+			return // finished after the window: not counted
+		}
+		if now.Before(measureStart) {
+			continue // warm-up
+		}
+		res.hist.recordN(uint64(now.Sub(start)), p)
+		res.ops += p
+		res.limited += limited
+	}
+}
+
+// populateAllowance is the extra time allowed for populating the keyspace:
+// 20 us per key, far more than a healthy server needs.
+func populateAllowance(cfg *config, wl workload) time.Duration {
+	if !wl.populate || !cfg.populate {
+		return 0
+	}
+	return time.Duration(cfg.keys) * 20 * time.Microsecond
+}
+
+// populate writes every key the get workload reads, in pipelined batches.
+func populate(c *client, cfg *config) error {
+	const batch = 1000
+	var b []byte
+	for lo := uint64(0); lo < cfg.keys; lo += batch {
+		hi := min(lo+batch, cfg.keys)
+		b = b[:0]
+		for n := lo; n < hi; n++ {
+			b = append(b, "*3\r\n$3\r\nSET\r\n"...)
+			b = appendKey(b, "key:", n)
+			b = appendBulk(b, cfg.value)
+		}
+		if _, err := c.conn.Write(b); err != nil {
+			return err
+		}
+		for n := lo; n < hi; n++ {
+			reply, kind, err := c.readReply()
+			if err != nil {
+				return err
+			}
+			if isErrorKind(kind) {
+				return fmt.Errorf("SET key:%d: %s", n, errorText(reply))
+			}
+		}
+	}
+	return nil
+}
+
+func printText(w io.Writer, r *report, wl workload) {
+	fmt.Fprintf(w, "workload   %s: %s\n", r.Workload, wl.desc)
+	fmt.Fprintf(w, "target     %s  conns %d  pipeline %d  keys %d (%s)\n", r.Addr, r.Conns, r.Pipeline, r.Keys, r.Dist)
+	fmt.Fprintf(w, "duration   %gs (+%gs warm-up)\n", r.DurationS, r.WarmupS)
+	fmt.Fprintf(w, "ops/s      %.0f  (%d ops)\n", r.OpsPerSec, r.Ops)
+	fmt.Fprintf(w, "latency us p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n", r.P50us, r.P99us, r.P999us, r.MaxUs, r.MeanUs)
+	fmt.Fprintf(w, "errors     %d\n", r.Errors)
+	if wl.throttle {
+		pct := 0.0
+		if r.Ops > 0 {
+			pct = 100 * float64(r.Limited) / float64(r.Ops)
+		}
+		fmt.Fprintf(w, "limited    %d (%.2f%%)\n", r.Limited, pct)
+	}
+	if r.ConnErrors > 0 {
+		fmt.Fprintf(w, "conn errs  %d\n", r.ConnErrors)
+	}
+}
+
+// pickFreePort asks the kernel for a free loopback port. Another process may
+// take it before the caller binds it; callers retry on failure.
+func pickFreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func us(ns uint64) float64 { return round1(float64(ns) / 1e3) }
+
+func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,213 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+func anyValue(v string) (string, error) { return v, nil }
+
+func nonEmpty(v string) (string, error) {
+	if strings.TrimSpace(v) == "" {
+		return "", errors.New("must not be empty")
+	}
+	return v, nil
+}
+
+func intRange(lo, hi int64) func(string) (string, error) {
+	return func(v string) (string, error) {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return "", errors.New("argument couldn't be parsed into an integer")
+		}
+		if n < lo || n > hi {
+			return "", fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+		}
+		return strconv.FormatInt(n, 10), nil
+	}
+}
+
+func oneOf(opts ...string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		lv := strings.ToLower(v)
+		for _, o := range opts {
+			if lv == o {
+				return o, nil
+			}
+		}
+		return "", fmt.Errorf("argument(s) must be one of the following: %s", strings.Join(opts, ", "))
+	}
+}
+
+func memRange(lo, hi int64) func(string) (string, error) {
+	return func(v string) (string, error) {
+		n, err := ParseMemory(v)
+		if err != nil {
+			return "", err
+		}
+		if n < lo || n > hi {
+			return "", fmt.Errorf("argument must be a memory value between %d and %d bytes", lo, hi)
+		}
+		return strconv.FormatInt(n, 10), nil
+	}
+}
+
+// ParseMemory parses a redis.conf memory value: a number with an optional
+// unit, k/m/g (powers of 1000) or kb/mb/gb (powers of 1024), any case.
+func ParseMemory(v string) (int64, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	mul := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mul    int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mul = strings.TrimSuffix(s, u.suffix), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errors.New("argument must be a memory value")
+	}
+	if n > (1<<62)/mul {
+		return 0, errors.New("argument must be a memory value (too large)")
+	}
+	return n * mul, nil
+}
+
+func shardsCheck(v string) (string, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 || n > 16384 || (n != 0 && n&(n-1) != 0) {
+		return "", errors.New("must be 0 (automatic) or a power of two up to 16384")
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+// saveCheck validates "seconds changes [seconds changes ...]" pairs.
+func saveCheck(v string) (string, error) {
+	f := strings.Fields(v)
+	if len(f) == 1 && (f[0] == `""` || f[0] == "''") {
+		return "", nil
+	}
+	if len(f)%2 != 0 {
+		return "", errors.New("invalid save parameters")
+	}
+	for _, w := range f {
+		if n, err := strconv.ParseInt(w, 10, 64); err != nil || n < 0 {
+			return "", errors.New("invalid save parameters")
+		}
+	}
+	return strings.Join(f, " "), nil
+}
+
+// SplitArgs splits a line into arguments like Redis's sdssplitargs: spaces
+// separate words, "double quotes" support \n \r \t \b \a \\ \" and \xHH
+// escapes, 'single quotes' support \'; a closing quote must be followed by
+// a space or the end. It reports false for unbalanced quotes.
+func SplitArgs(line string) ([]string, bool) {
+	var out []string
+	i := 0
+	for {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i >= len(line) {
+			return out, true
+		}
+		var cur []byte
+		inq, insq := false, false
+		for {
+			if inq {
+				if i >= len(line) {
+					return nil, false
+				}
+				c := line[i]
+				if c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]) {
+					cur = append(cur, hexVal(line[i+2])<<4|hexVal(line[i+3]))
+					i += 3
+				} else if c == '\\' && i+1 < len(line) {
+					i++
+					switch line[i] {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, line[i])
+					}
+				} else if c == '"' {
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, false
+					}
+					i++
+					break
+				} else {
+					cur = append(cur, c)
+				}
+			} else if insq {
+				if i >= len(line) {
+					return nil, false
+				}
+				c := line[i]
+				if c == '\\' && i+1 < len(line) && line[i+1] == '\'' {
+					i++
+					cur = append(cur, '\'')
+				} else if c == '\'' {
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, false
+					}
+					i++
+					break
+				} else {
+					cur = append(cur, c)
+				}
+			} else {
+				if i >= len(line) {
+					break
+				}
+				c := line[i]
+				if isSpace(c) {
+					break
+				} else if c == '"' {
+					inq = true
+				} else if c == '\'' {
+					insq = true
+				} else {
+					cur = append(cur, c)
+				}
+			}
+			i++
+		}
+		if cur == nil {
+			cur = []byte{}
+		}
+		out = append(out, string(cur))
+	}
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}

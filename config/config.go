@@ -1,0 +1,239 @@
+// Package config holds ratekv's server parameters under their redis.conf
+// names: the table that main reads flags and config files through, and that
+// CONFIG GET / CONFIG SET use at run time. Keeping one table means a
+// parameter has one name, one default and one validator wherever it is set.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Param describes one configuration parameter.
+type Param struct {
+	Name    string
+	Default string
+	// Mutable parameters can be changed by CONFIG SET while running.
+	Mutable bool
+	// Usage is the one-line help shown by --help.
+	Usage string
+	// Check validates and normalises a value; it returns the canonical form
+	// (what CONFIG GET shows, e.g. "512mb" → "536870912").
+	Check func(v string) (string, error)
+}
+
+// Params is the parameter table, in --help order.
+var Params = []Param{
+	{Name: "bind", Default: "127.0.0.1", Usage: "addresses to listen on (space separated)", Check: nonEmpty},
+	{Name: "port", Default: "6380", Usage: "TCP port (0 picks a free one)", Check: intRange(0, 65535)},
+	{Name: "dir", Default: "./data", Usage: "data directory (snapshots, append-only log)", Check: nonEmpty},
+	{Name: "requirepass", Default: "", Mutable: true, Usage: "password of the default user (empty: no AUTH needed)", Check: anyValue},
+	{Name: "maxclients", Default: "10000", Mutable: true, Usage: "maximum number of connected clients", Check: intRange(1, 1<<30)},
+	{Name: "timeout", Default: "0", Mutable: true, Usage: "close a client idle for this many seconds (0: never)", Check: intRange(0, 1<<31-1)},
+	{Name: "proto-max-bulk-len", Default: "512mb", Mutable: true, Usage: "largest bulk string a client may send", Check: memRange(1024, 1<<40)},
+	{Name: "client-query-buffer-limit", Default: "1gb", Mutable: true, Usage: "largest query buffer per client", Check: memRange(1024, 1<<40)},
+	{Name: "shards", Default: "0", Usage: "number of keyspace shards, a power of two (0: 16 per core)", Check: shardsCheck},
+	{Name: "loglevel", Default: "notice", Mutable: true, Usage: "debug, verbose, notice or warning", Check: oneOf("debug", "verbose", "notice", "warning")},
+	{Name: "save", Default: "3600 1 300 100 60 10000", Mutable: true, Usage: `snapshot rules "seconds changes ..." ("" disables)`, Check: saveCheck},
+	{Name: "appendonly", Default: "yes", Mutable: true, Usage: "keep an append-only log (yes/no)", Check: oneOf("yes", "no")},
+	{Name: "databases", Default: "1", Usage: "number of databases (ratekv has only db 0)", Check: oneOf("1")},
+}
+
+// Lookup returns the parameter named name (case-insensitive).
+func Lookup(name string) (*Param, bool) {
+	name = strings.ToLower(name)
+	for i := range Params {
+		if Params[i].Name == name {
+			return &Params[i], true
+		}
+	}
+	return nil, false
+}
+
+// Config is a set of parameter values. It is safe for concurrent use;
+// readers on hot paths should cache typed values (see Server in package resp).
+type Config struct {
+	mu   sync.RWMutex
+	vals map[string]string
+	// OnChange, if set, is called after a successful Set with the canonical
+	// value, outside the lock.
+	OnChange func(name, value string)
+}
+
+// New returns a Config holding every default.
+func New() *Config {
+	c := &Config{vals: make(map[string]string, len(Params))}
+	for _, p := range Params {
+		v, err := p.Check(p.Default)
+		if err != nil {
+			panic(fmt.Sprintf("config: bad default for %s: %v", p.Name, err))
+		}
+		c.vals[p.Name] = v
+	}
+	return c
+}
+
+// Get returns the canonical value of name ("" for an unknown name).
+func (c *Config) Get(name string) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.vals[name]
+}
+
+// Int returns the value of a numeric parameter.
+func (c *Config) Int(name string) int64 {
+	n, _ := strconv.ParseInt(c.Get(name), 10, 64)
+	return n
+}
+
+// ErrUnknown is returned for a parameter name not in Params.
+var ErrUnknown = errors.New("unknown option")
+
+// ErrImmutable is returned by SetRuntime for a parameter that can only be
+// given at start.
+var ErrImmutable = errors.New("can't set immutable config")
+
+// Set validates and stores a value, at start-up (any parameter).
+func (c *Config) Set(name, value string) error {
+	p, ok := Lookup(name)
+	if !ok {
+		return ErrUnknown
+	}
+	v, err := p.Check(value)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.vals[p.Name] = v
+	c.mu.Unlock()
+	if c.OnChange != nil {
+		c.OnChange(p.Name, v)
+	}
+	return nil
+}
+
+// SetRuntime is Set for CONFIG SET: immutable parameters are refused.
+func (c *Config) SetRuntime(name, value string) error {
+	p, ok := Lookup(name)
+	if !ok {
+		return ErrUnknown
+	}
+	if !p.Mutable {
+		return ErrImmutable
+	}
+	return c.Set(name, value)
+}
+
+// Names returns every parameter name, sorted.
+func Names() []string {
+	out := make([]string, 0, len(Params))
+	for _, p := range Params {
+		out = append(out, p.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Parse applies an optional config file followed by command-line options,
+// as redis-server does: `ratekv [file] [--name value ...]`; flags win over
+// the file. It recognises --help and --version by returning ErrHelp and
+// ErrVersion.
+func (c *Config) Parse(args []string) error {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		data, err := os.ReadFile(args[0])
+		if err != nil {
+			return fmt.Errorf("reading config file: %w", err)
+		}
+		if err := c.ParseFile(string(data)); err != nil {
+			return fmt.Errorf("%s: %w", args[0], err)
+		}
+		args = args[1:]
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch a {
+		case "-h", "--help", "-help":
+			return ErrHelp
+		case "-v", "--version", "-version":
+			return ErrVersion
+		}
+		if !strings.HasPrefix(a, "--") || len(a) == 2 {
+			return fmt.Errorf("unexpected argument %q (options are --name value)", a)
+		}
+		name, value, hasEq := strings.Cut(a[2:], "=")
+		if !hasEq {
+			if i+1 >= len(args) {
+				if p, ok := Lookup(name); ok && p.Name == "save" {
+					value = "" // `--save` alone would be odd; treat as disabling
+				} else {
+					return fmt.Errorf("option --%s needs a value", name)
+				}
+			} else {
+				i++
+				value = args[i]
+			}
+		}
+		if err := c.Set(name, value); err != nil {
+			if errors.Is(err, ErrUnknown) {
+				return fmt.Errorf("unknown option --%s (see --help)", name)
+			}
+			return fmt.Errorf("option --%s %q: %w", name, value, err)
+		}
+	}
+	return nil
+}
+
+// ErrHelp and ErrVersion are returned by Parse for --help and --version.
+var (
+	ErrHelp    = errors.New("help requested")
+	ErrVersion = errors.New("version requested")
+)
+
+// ParseFile applies the lines of a config file in redis.conf syntax: one
+// "name value ..." per line, '#' comments, arguments quoted as in
+// redis-cli. Multiple values are joined by spaces ("save 900 1 300 10").
+func (c *Config) ParseFile(text string) error {
+	for n, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		words, ok := SplitArgs(line)
+		if !ok {
+			return fmt.Errorf("line %d: unbalanced quotes", n+1)
+		}
+		if len(words) == 0 {
+			continue
+		}
+		name := strings.ToLower(words[0])
+		value := strings.Join(words[1:], " ")
+		if err := c.Set(name, value); err != nil {
+			if errors.Is(err, ErrUnknown) {
+				return fmt.Errorf("line %d: unknown option %q", n+1, name)
+			}
+			return fmt.Errorf("line %d: %s %q: %w", n+1, name, value, err)
+		}
+	}
+	return nil
+}
+
+// Usage returns the --help text.
+func Usage() string {
+	var b strings.Builder
+	b.WriteString("Usage: ratekv [/path/to/ratekv.conf] [--option value ...]\n")
+	b.WriteString("       ratekv --version | --help\n\n")
+	b.WriteString("Options use redis.conf names; command-line options override the file.\n\n")
+	for _, p := range Params {
+		def := p.Default
+		if def == "" {
+			def = `""`
+		}
+		fmt.Fprintf(&b, "  --%-27s %s (default %s)\n", p.Name, p.Usage, def)
+	}
+	return b.String()
+}

@@ -1,0 +1,431 @@
+package resp
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Connection commands: the handshake real clients perform (HELLO, AUTH,
+// CLIENT SETINFO, SELECT 0) and per-connection state.
+
+func init() {
+	register(
+		&Command{Name: "ping", Arity: -1, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdPing,
+			Summary: "Returns the server's liveliness response.", Group: "connection"},
+		&Command{Name: "echo", Arity: 2, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdEcho,
+			Summary: "Returns the given string.", Group: "connection"},
+		&Command{Name: "quit", Arity: -1, Flags: FlagNoAuth | FlagNoMulti | FlagFast | FlagStale | FlagLoading, Handler: cmdQuit,
+			Summary: "Closes the connection.", Group: "connection"},
+		&Command{Name: "reset", Arity: 1, Flags: FlagNoAuth | FlagNoMulti | FlagFast | FlagStale | FlagLoading, Handler: cmdReset,
+			Summary: "Resets the connection.", Group: "connection"},
+		&Command{Name: "hello", Arity: -1, Flags: FlagNoAuth | FlagNoMulti | FlagFast | FlagStale | FlagLoading, Handler: cmdHello,
+			Summary: "Handshakes with the server.", Group: "connection"},
+		&Command{Name: "auth", Arity: -2, Flags: FlagNoAuth | FlagNoMulti | FlagFast | FlagStale | FlagLoading, Handler: cmdAuth,
+			Summary: "Authenticates the connection.", Group: "connection"},
+		&Command{Name: "select", Arity: 2, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdSelect,
+			Summary: "Changes the selected database (ratekv has only database 0).", Group: "connection"},
+		&Command{Name: "client", Arity: -2, Flags: FlagStale | FlagLoading, Handler: cmdClient,
+			Summary: "A container for client connection commands.", Group: "connection"},
+		&Command{Name: "readonly", Arity: 1, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdOK,
+			Summary: "Enables read-only queries for a connection to a cluster replica node (no-op).", Group: "cluster"},
+		&Command{Name: "readwrite", Arity: 1, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdOK,
+			Summary: "Enables read-write queries for a connection to a cluster replica node (no-op).", Group: "cluster"},
+	)
+}
+
+// PING [message]
+func cmdPing(c *Conn, args [][]byte) {
+	if len(args) > 2 {
+		c.WriteError(fmt.Sprintf(errWrongArgs, "ping"))
+		return
+	}
+	if len(args) == 2 {
+		c.WriteBulk(args[1])
+		return
+	}
+	c.WriteSimple("PONG")
+}
+
+// ECHO message
+func cmdEcho(c *Conn, args [][]byte) { c.WriteBulk(args[1]) }
+
+// QUIT
+func cmdQuit(c *Conn, args [][]byte) {
+	c.WriteOK()
+	c.closeAfter = true
+}
+
+func cmdOK(c *Conn, args [][]byte) { c.WriteOK() }
+
+// RESET
+func cmdReset(c *Conn, args [][]byte) {
+	c.tx = nil
+	c.unwatchAll()
+	c.proto = 2
+	c.authed = *c.srv.password.Load() == ""
+	c.mu.Lock()
+	c.name = ""
+	c.mu.Unlock()
+	c.WriteSimple("RESET")
+}
+
+// checkPassword reports whether user/pass match the default user.
+func (c *Conn) checkPassword(user, pass []byte) bool {
+	want := *c.srv.password.Load()
+	if string(user) != "default" {
+		return false
+	}
+	if want == "" { // the default user is "nopass"
+		return true
+	}
+	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
+}
+
+// AUTH [username] password
+func cmdAuth(c *Conn, args [][]byte) {
+	if len(args) > 3 {
+		c.WriteError(errSyntax)
+		return
+	}
+	user, pass := []byte("default"), args[1]
+	if len(args) == 3 {
+		user, pass = args[1], args[2]
+	} else if *c.srv.password.Load() == "" {
+		c.WriteError(errAuthNotSet)
+		return
+	}
+	if !c.checkPassword(user, pass) {
+		c.srv.log.Info("failed AUTH", "id", c.id, "addr", c.addr)
+		c.WriteError(errWrongPass)
+		return
+	}
+	c.authed = true
+	c.WriteOK()
+}
+
+// HELLO [protover [AUTH username password] [SETNAME clientname]]
+func cmdHello(c *Conn, args [][]byte) {
+	proto := c.proto
+	if len(args) >= 2 {
+		v, ok := ParseInt(args[1])
+		if !ok {
+			c.WriteError("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if v != 2 && v != 3 {
+			c.WriteError(errNoProto)
+			return
+		}
+		proto = int(v)
+	}
+	var name []byte
+	setName, authOK := false, c.authed
+	for i := 2; i < len(args); i++ {
+		opt := strings.ToLower(string(args[i]))
+		switch {
+		case opt == "auth" && i+2 < len(args):
+			if !c.checkPassword(args[i+1], args[i+2]) {
+				c.WriteError(errWrongPass)
+				return
+			}
+			authOK = true
+			i += 2
+		case opt == "setname" && i+1 < len(args):
+			name, setName = args[i+1], true
+			if !validClientName(name) {
+				c.WriteError(errClientName)
+				return
+			}
+			i++
+		default:
+			c.WriteError("ERR Syntax error in HELLO option '" + string(sanitizeErr(args[i])) + "'")
+			return
+		}
+	}
+	if !authOK {
+		c.WriteError("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	c.authed = true
+	c.proto = proto
+	if setName {
+		c.mu.Lock()
+		c.name = string(name)
+		c.mu.Unlock()
+	}
+	c.WriteMap(7)
+	c.WriteBulkString("server")
+	c.WriteBulkString("redis")
+	c.WriteBulkString("version")
+	c.WriteBulkString(RedisVersion)
+	c.WriteBulkString("proto")
+	c.WriteInt(int64(proto))
+	c.WriteBulkString("id")
+	c.WriteInt(c.id)
+	c.WriteBulkString("mode")
+	c.WriteBulkString("standalone")
+	c.WriteBulkString("role")
+	c.WriteBulkString("master")
+	c.WriteBulkString("modules")
+	c.WriteArray(0)
+}
+
+// SELECT index
+func cmdSelect(c *Conn, args [][]byte) {
+	n, ok := ParseInt(args[1])
+	if !ok {
+		c.WriteError(errNotInt)
+		return
+	}
+	if n != 0 {
+		c.WriteError(errDBIndex)
+		return
+	}
+	c.WriteOK()
+}
+
+// validClientName: Redis allows only printable ASCII without spaces.
+func validClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// CLIENT subcommand [args]
+func cmdClient(c *Conn, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	wrong := func() { c.WriteError(fmt.Sprintf(errWrongArgs, "client|"+sub)) }
+	switch sub {
+	case "id":
+		if len(args) != 2 {
+			wrong()
+			return
+		}
+		c.WriteInt(c.id)
+	case "setname":
+		if len(args) != 3 {
+			wrong()
+			return
+		}
+		if !validClientName(args[2]) {
+			c.WriteError(errClientName)
+			return
+		}
+		c.mu.Lock()
+		c.name = string(args[2])
+		c.mu.Unlock()
+		c.WriteOK()
+	case "getname":
+		if len(args) != 2 {
+			wrong()
+			return
+		}
+		if n := c.Name(); n != "" {
+			c.WriteBulkString(n)
+		} else {
+			c.WriteNull()
+		}
+	case "setinfo":
+		if len(args) != 4 {
+			wrong()
+			return
+		}
+		attr := strings.ToLower(string(args[2]))
+		if attr != "lib-name" && attr != "lib-ver" {
+			c.WriteError("ERR Unrecognized option '" + string(sanitizeErr(args[2])) + "'")
+			return
+		}
+		if !validClientName(args[3]) {
+			c.WriteError("ERR " + strings.Title(attr) + " cannot contain spaces, newlines or special characters.")
+			return
+		}
+		c.mu.Lock()
+		if attr == "lib-name" {
+			c.libName = string(args[3])
+		} else {
+			c.libVer = string(args[3])
+		}
+		c.mu.Unlock()
+		c.WriteOK()
+	case "info":
+		if len(args) != 2 {
+			wrong()
+			return
+		}
+		c.WriteVerbatim(c.infoLine() + "\n")
+	case "list":
+		c.clientList(args[2:])
+	case "no-evict", "no-touch":
+		if len(args) != 3 {
+			wrong()
+			return
+		}
+		switch strings.ToLower(string(args[2])) {
+		case "on", "off":
+			c.WriteOK()
+		default:
+			c.WriteError(errSyntax)
+		}
+	case "kill":
+		c.clientKill(args[2:])
+	case "help":
+		lines := []string{
+			"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"GETNAME", "    Return the name of the current connection.",
+			"ID", "    Return the ID of the current connection.",
+			"INFO", "    Return information about the current client connection.",
+			"KILL <ip:port> | ID <client-id> | ADDR <ip:port>", "    Kill connections.",
+			"LIST [TYPE normal] [ID <id> [<id> ...]]", "    Return information about client connections.",
+			"NO-EVICT (ON|OFF)", "    Accepted for compatibility (ratekv does not evict).",
+			"NO-TOUCH (ON|OFF)", "    Accepted for compatibility.",
+			"SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+			"SETNAME <name>", "    Assign the name <name> to the current connection.",
+			"HELP", "    Print this help.",
+		}
+		c.WriteArray(len(lines))
+		for _, l := range lines {
+			c.WriteSimple(l)
+		}
+	default:
+		c.WriteError(fmt.Sprintf(errUnknownSubcmd, sanitizeErr([]byte(sub)), "CLIENT"))
+	}
+}
+
+// infoLine formats one CLIENT LIST line for c, with Redis's field names.
+func (c *Conn) infoLine() string {
+	c.mu.Lock()
+	name, lib, ver := c.name, c.libName, c.libVer
+	c.mu.Unlock()
+	now := time.Now()
+	cmd := "NULL"
+	if lc := c.lastCmd.Load(); lc != nil {
+		cmd = lc.Name
+	}
+	multi, flags := -1, "N"
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.addr, c.laddr, name, int(now.Sub(c.created).Seconds()),
+		(now.UnixMilli()-c.lastSeen.Load())/1000, flags, multi, c.qbuf.Load(), defaultReadBytes,
+		cmd, c.proto, lib, ver)
+}
+
+// CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]
+func (c *Conn) clientList(opts [][]byte) {
+	var ids map[int64]bool
+	typ := ""
+	for i := 0; i < len(opts); i++ {
+		switch strings.ToLower(string(opts[i])) {
+		case "type":
+			if i+1 >= len(opts) {
+				c.WriteError(errSyntax)
+				return
+			}
+			typ = strings.ToLower(string(opts[i+1]))
+			switch typ {
+			case "normal", "master", "replica", "slave", "pubsub":
+			default:
+				c.WriteError("ERR Unknown client type '" + string(sanitizeErr(opts[i+1])) + "'")
+				return
+			}
+			i++
+		case "id":
+			if i+1 >= len(opts) {
+				c.WriteError(errSyntax)
+				return
+			}
+			ids = map[int64]bool{}
+			for i++; i < len(opts); i++ {
+				id, ok := ParseInt(opts[i])
+				if !ok || id <= 0 {
+					c.WriteError("ERR Invalid client ID")
+					return
+				}
+				ids[id] = true
+			}
+		default:
+			c.WriteError(errSyntax)
+			return
+		}
+	}
+	var b strings.Builder
+	if typ == "" || typ == "normal" {
+		for _, o := range c.srv.clients() {
+			if ids != nil && !ids[o.id] {
+				continue
+			}
+			b.WriteString(o.infoLine())
+			b.WriteByte('\n')
+		}
+	}
+	c.WriteVerbatim(b.String())
+}
+
+// CLIENT KILL ip:port | CLIENT KILL ID id | ADDR ip:port ...
+func (c *Conn) clientKill(opts [][]byte) {
+	if len(opts) == 1 {
+		for _, o := range c.srv.clients() {
+			if o.addr == string(opts[0]) {
+				o.kill()
+				c.WriteOK()
+				return
+			}
+		}
+		c.WriteError(errNoSuchClient)
+		return
+	}
+	if len(opts) == 0 || len(opts)%2 != 0 {
+		c.WriteError(errSyntax)
+		return
+	}
+	var id int64
+	addr := ""
+	for i := 0; i < len(opts); i += 2 {
+		switch strings.ToLower(string(opts[i])) {
+		case "id":
+			n, ok := ParseInt(opts[i+1])
+			if !ok || n <= 0 {
+				c.WriteError("ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case "addr":
+			addr = string(opts[i+1])
+		default:
+			c.WriteError(errSyntax)
+			return
+		}
+	}
+	killed := 0
+	for _, o := range c.srv.clients() {
+		if (id != 0 && o.id != id) || (addr != "" && o.addr != addr) {
+			continue
+		}
+		o.kill()
+		killed++
+	}
+	c.WriteInt(int64(killed))
+}
+
+// kill closes the connection from another goroutine: its read fails and
+// its goroutine cleans up.
+func (c *Conn) kill() { c.nc.Close() }
+
+// clients returns the connected clients ordered by id.
+func (s *Server) clients() []*Conn {
+	s.mu.Lock()
+	out := make([]*Conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		out = append(out, c)
+	}
+	s.mu.Unlock()
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].id < out[j-1].id; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

@@ -1,0 +1,272 @@
+package resp
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/ratekv/ratekv/gcra"
+	"github.com/ratekv/ratekv/shards"
+)
+
+// GCRA rate limiting, redis-cell compatible. The algorithm is the pure
+// gcra package; this file parses arguments, reads and writes the TAT under
+// the key's shard lock (so no CAS loop is needed), and formats replies.
+//
+// Storage is redis-cell's: the key is a plain string holding the TAT in
+// Unix nanoseconds (kept as an int64), with a TTL of the time until the
+// TAT truncated to milliseconds. GET, TYPE, PTTL, DEL and EXPIRE therefore
+// see what they see under redis-cell.
+
+func init() {
+	register(
+		&Command{Name: "cl.throttle", Arity: -1, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1,
+			Handler: cmdClThrottle, Group: "ratelimit",
+			Summary: "GCRA rate limit (redis-cell): CL.THROTTLE key max_burst count period [quantity] → [limited, limit, remaining, retry_after, reset_after]."},
+		&Command{Name: "cl.peek", Arity: -1, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1,
+			Handler: cmdClPeek, Group: "ratelimit",
+			Summary: "The reply CL.THROTTLE would give, with no side effects: CL.PEEK key max_burst count period [quantity]."},
+		&Command{Name: "cl.throttleall", Arity: -6, Flags: FlagWrite | FlagDenyOOM, Keys: throttleAllKeys,
+			Handler: cmdClThrottleAll, Group: "ratelimit",
+			Summary: "Checks several GCRA limits atomically; consumes all or none: CL.THROTTLEALL numlimits key max_burst count period [...] [QUANTITY q]."},
+	)
+}
+
+// parseCellInt parses a CL.THROTTLE number as redis-cell does (Rust's
+// i64::from_str, which accepts a leading '+' and leading zeros, exactly as
+// strconv.ParseInt does).
+func parseCellInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var buf [20]byte
+	n := copy(buf[:], b)
+	v, err := strconv.ParseInt(string(buf[:n]), 10, 64) // no allocation: the conversion does not escape
+	return v, err == nil
+}
+
+// parseThrottle parses "max_burst count period [quantity]" (args after the
+// key). It returns the error reply for the first unparsable argument.
+func parseThrottle(args [][]byte) (gcra.Params, string) {
+	var v [4]int64
+	v[3] = 1
+	for i, a := range args {
+		n, ok := parseCellInt(a)
+		if !ok {
+			return gcra.Params{}, sprintf(errCellParseInt, sanitizeErr(a))
+		}
+		v[i] = n
+	}
+	return gcra.Params{MaxBurst: v[0], Count: v[1], Period: v[2], Quantity: v[3]}, ""
+}
+
+// cellError maps gcra errors onto wire texts.
+func cellError(err error) string {
+	switch {
+	case errors.Is(err, gcra.ErrZeroRate):
+		return errCellZeroRate
+	case errors.Is(err, gcra.ErrNegative):
+		return errCellNegative
+	}
+	return errNotInt // overflow, as Dragonfly replies
+}
+
+// readTAT reads the TAT stored at key. It returns an error reply for a key
+// of another type or a string that is not an integer.
+func readTAT(st *shards.Store, key []byte, nowMs int64) (tat int64, has bool, errReply string) {
+	e := st.Lookup(key, nowMs)
+	if e == nil {
+		return 0, false, ""
+	}
+	if e.Kind() != shards.KindString {
+		return 0, false, errWrongType
+	}
+	v, ok := e.Int()
+	if !ok {
+		return 0, false, errCellBadTAT
+	}
+	return v, true, ""
+}
+
+// applyTAT stores the outcome of an allowed call: the new TAT with a TTL of
+// res.TTL truncated to milliseconds, or the key's removal after a full
+// refund.
+func applyTAT(st *shards.Store, key []byte, nowMs int64, res gcra.Result) {
+	switch {
+	case res.Write:
+		e, _ := st.Put(key, nowMs)
+		e.SetInt(res.NewTAT)
+		st.SetExpire(key, e, nowMs+res.TTL/1e6)
+	case res.Delete:
+		st.Delete(key, nowMs)
+	}
+}
+
+func (c *Conn) writeThrottle(r gcra.Result) {
+	c.WriteArray(5)
+	limited := int64(0)
+	if r.Limited {
+		limited = 1
+	}
+	c.WriteInt(limited)
+	c.WriteInt(r.Limit)
+	c.WriteInt(r.Remaining)
+	c.WriteInt(r.RetryAfter)
+	c.WriteInt(r.ResetAfter)
+}
+
+// CL.THROTTLE key max_burst count period [quantity]
+func cmdClThrottle(c *Conn, args [][]byte) { c.throttle(args, false) }
+
+// CL.PEEK key max_burst count period [quantity]
+func cmdClPeek(c *Conn, args [][]byte) { c.throttle(args, true) }
+
+func (c *Conn) throttle(args [][]byte, peek bool) {
+	if len(args) != 5 && len(args) != 6 {
+		name := "cl.throttle"
+		if peek {
+			name = "cl.peek"
+		}
+		c.WriteError(sprintf(errCellUsage, name))
+		return
+	}
+	p, errReply := parseThrottle(args[2:])
+	if errReply != "" {
+		c.WriteError(errReply)
+		return
+	}
+	st := c.srv.store
+	key := args[1]
+	tat, has, errReply := readTAT(st, key, c.nowMs)
+	if errReply != "" {
+		c.WriteError(errReply)
+		return
+	}
+	var res gcra.Result
+	var err error
+	if peek {
+		res, err = gcra.Peek(tat, has, c.now, p)
+	} else {
+		res, err = gcra.Throttle(tat, has, c.now, p)
+	}
+	if err != nil {
+		c.WriteError(cellError(err))
+		return
+	}
+	applyTAT(st, key, c.nowMs, res)
+	c.writeThrottle(res)
+}
+
+// throttleAllKeys returns the key positions of CL.THROTTLEALL: 2, 6, 10, …
+func throttleAllKeys(args [][]byte, dst []int) []int {
+	n, ok := ParseInt(args[1])
+	if !ok || n <= 0 || n > int64(len(args)) {
+		return dst
+	}
+	for i := int64(0); i < n; i++ {
+		pos := 2 + 4*int(i)
+		if pos >= len(args) {
+			break
+		}
+		dst = append(dst, pos)
+	}
+	return dst
+}
+
+// CL.THROTTLEALL numlimits key max_burst count period [key max_burst count period ...] [QUANTITY quantity]
+//
+// Every limit is checked against the same clock reading. The request is
+// allowed only if every limit allows it, and then all of them are
+// consumed; if any limit refuses, nothing is written and each limit's
+// reply is what CL.PEEK would reply for it, so the caller sees which limit
+// bit (limited 1) and what the others would have allowed. A key named twice is
+// consumed twice, in order. The reply is [limited, [reply of limit 1], …].
+func cmdClThrottleAll(c *Conn, args [][]byte) {
+	n, ok := ParseInt(args[1])
+	if !ok || n <= 0 {
+		c.WriteError(errCellNumLimits)
+		return
+	}
+	rest := len(args) - 2 - 4*int(min(n, int64(len(args))))
+	quantity := []byte("1")
+	switch {
+	case n > int64(len(args)) || rest < 0:
+		c.WriteError(errCellAllUsage)
+		return
+	case rest == 2 && strings.EqualFold(string(args[len(args)-2]), "quantity"):
+		quantity = args[len(args)-1]
+	case rest != 0:
+		c.WriteError(errCellAllUsage)
+		return
+	}
+	type limit struct {
+		key []byte
+		p   gcra.Params
+		tat int64
+		has bool
+		res gcra.Result
+	}
+	limits := make([]limit, n)
+	for i := range limits {
+		base := 2 + 4*i
+		p, errReply := parseThrottle([][]byte{args[base+1], args[base+2], args[base+3], quantity})
+		if errReply != "" {
+			c.WriteError(errReply)
+			return
+		}
+		limits[i].key, limits[i].p = args[base], p
+	}
+	st := c.srv.store
+	for i := range limits {
+		tat, has, errReply := readTAT(st, limits[i].key, c.nowMs)
+		if errReply != "" {
+			c.WriteError(errReply)
+			return
+		}
+		limits[i].tat, limits[i].has = tat, has
+	}
+	// First pass: consume in order on a private copy of the TATs (a key
+	// named twice sees its earlier consumption).
+	limited := false
+	for i := range limits {
+		l := &limits[i]
+		tat, has := l.tat, l.has
+		for j := 0; j < i; j++ {
+			if string(limits[j].key) == string(l.key) {
+				switch {
+				case limits[j].res.Write:
+					tat, has = limits[j].res.NewTAT, true
+				case limits[j].res.Delete:
+					tat, has = 0, false
+				}
+			}
+		}
+		res, err := gcra.Throttle(tat, has, c.now, l.p)
+		if err != nil {
+			c.WriteError(cellError(err))
+			return
+		}
+		l.res = res
+		limited = limited || res.Limited
+	}
+	if limited {
+		// Nothing is consumed: report every limit as CL.PEEK would.
+		for i := range limits {
+			l := &limits[i]
+			l.res, _ = gcra.Peek(l.tat, l.has, c.now, l.p)
+		}
+	} else {
+		for i := range limits {
+			applyTAT(st, limits[i].key, c.nowMs, limits[i].res)
+		}
+	}
+	c.WriteArray(len(limits) + 1)
+	if limited {
+		c.WriteInt(1)
+	} else {
+		c.WriteInt(0)
+	}
+	for i := range limits {
+		c.writeThrottle(limits[i].res)
+	}
+}

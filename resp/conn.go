@@ -1,0 +1,366 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Conn is one client connection. Its fields are owned by the connection's
+// goroutine, except those other clients read for CLIENT LIST (guarded by mu
+// or atomic).
+type Conn struct {
+	srv     *Server
+	nc      net.Conn
+	id      int64
+	addr    string
+	laddr   string
+	created time.Time
+
+	buf  []byte   // read buffer; unread data is buf[r:w]
+	r, w int      // read and write positions in buf
+	args [][]byte // argument slices of the request being run, reused
+	out  []byte   // replies not yet written
+
+	proto  int  // 2 or 3
+	authed bool // passed AUTH (or no password is set)
+
+	// Per-command state set by the dispatcher.
+	now       int64 // clock reading for this command (Unix ns)
+	nowMs     int64
+	cmdFailed bool
+	held      []int // shard indexes locked for this command, ascending
+	heldAll   bool
+	inExec    bool // running EXEC's queued commands: shards already locked
+	keyBuf    []int
+
+	tx       *txState
+	watching []watchedKey
+
+	closeAfter bool // close once the current batch's replies are flushed
+
+	mu      sync.Mutex // guards name, libName, libVer
+	name    string
+	libName string
+	libVer  string
+
+	lastCmd  atomic.Pointer[Command]
+	lastSeen atomic.Int64 // Unix ms of the last command
+	qbuf     atomic.Int64 // bytes buffered, for CLIENT LIST
+}
+
+const (
+	// flushAt bounds the reply buffer: once a batch's replies pass it, they
+	// are written out before the next command runs. A client that does not
+	// read its replies therefore blocks its own connection (TCP back
+	// pressure) instead of making the server buffer without bound.
+	flushAt = 64 * 1024
+	// shrinkAt: buffers grown past this for a large request are released
+	// when the request is done.
+	shrinkAt = 256 * 1024
+)
+
+// serve runs the connection until it is closed by either side.
+func (c *Conn) serve() {
+	defer c.close()
+	for {
+		if !c.runBuffered() {
+			return
+		}
+		if len(c.out) > 0 {
+			if err := c.flush(); err != nil {
+				return
+			}
+		}
+		if c.closeAfter || c.srv.closing.Load() {
+			return
+		}
+		if err := c.read(); err != nil {
+			if c.srv.closing.Load() {
+				return
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					c.srv.log.Debug("closing idle client", "id", c.id, "addr", c.addr)
+				} else {
+					c.srv.log.Debug("client read error", "id", c.id, "addr", c.addr, "err", err)
+				}
+			}
+			return
+		}
+	}
+}
+
+// runBuffered runs every complete request in the buffer. It returns false
+// when the connection must close (protocol error or a limit exceeded; the
+// error reply has been flushed).
+func (c *Conn) runBuffered() bool {
+	for c.r < c.w {
+		lim := limits{maxBulk: c.srv.maxBulk.Load(), authed: c.authed}
+		args, n, perr, _ := parseRequest(c.buf[c.r:c.w], c.args, lim)
+		if perr != "" {
+			c.srv.log.Info("protocol error, closing client", "id", c.id, "addr", c.addr, "err", perr)
+			c.WriteError(perr)
+			c.flush()
+			return false
+		}
+		if n == 0 {
+			break
+		}
+		c.args = args
+		c.r += n
+		if len(args) == 0 {
+			continue
+		}
+		c.dispatch(args)
+		if c.closeAfter {
+			c.flush()
+			return false
+		}
+		if len(c.out) >= flushAt {
+			if err := c.flush(); err != nil {
+				return false
+			}
+		}
+	}
+	if c.r == c.w {
+		c.r, c.w = 0, 0
+		if len(c.buf) > shrinkAt {
+			c.buf = make([]byte, defaultReadBytes)
+		}
+	}
+	return true
+}
+
+// read reads more bytes from the socket, growing the buffer when a request
+// does not fit, within client-query-buffer-limit.
+func (c *Conn) read() error {
+	if c.w == len(c.buf) {
+		_, _, _, need := parseRequest(c.buf[c.r:c.w], c.args, limits{maxBulk: c.srv.maxBulk.Load(), authed: true})
+		pending := c.w - c.r
+		want := pending * 2
+		if need > want {
+			want = need
+		}
+		if want < defaultReadBytes {
+			want = defaultReadBytes
+		}
+		if int64(want) > c.srv.queryLimit.Load() {
+			if int64(pending) >= c.srv.queryLimit.Load() || need == 0 || int64(need) > c.srv.queryLimit.Load() {
+				c.srv.log.Warn("client query buffer over limit, closing", "id", c.id, "addr", c.addr, "bytes", pending)
+				c.WriteError(errQueryBufLimit)
+				c.flush()
+				return io.EOF
+			}
+			want = int(c.srv.queryLimit.Load())
+		}
+		if c.r > 0 && want <= len(c.buf) {
+			copy(c.buf, c.buf[c.r:c.w])
+		} else {
+			nb := make([]byte, want)
+			copy(nb, c.buf[c.r:c.w])
+			c.buf = nb
+		}
+		c.w -= c.r
+		c.r = 0
+	}
+	if t := c.srv.idleTimeout.Load(); t > 0 {
+		c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+	}
+	n, err := c.nc.Read(c.buf[c.w:])
+	c.w += n
+	c.qbuf.Store(int64(c.w - c.r))
+	c.srv.netIn.Add(int64(n))
+	if n > 0 {
+		return nil
+	}
+	return err
+}
+
+// flush writes the pending replies.
+func (c *Conn) flush() error {
+	if len(c.out) == 0 {
+		return nil
+	}
+	n, err := c.nc.Write(c.out)
+	c.srv.netOut.Add(int64(n))
+	if cap(c.out) > shrinkAt {
+		c.out = nil
+	} else {
+		c.out = c.out[:0]
+	}
+	return err
+}
+
+func (c *Conn) close() {
+	c.unwatchAll()
+	c.nc.Close()
+	c.srv.removeConn(c)
+}
+
+// dispatch checks and runs (or queues) one request.
+func (c *Conn) dispatch(args [][]byte) {
+	cmd := lookupCommand(args[0])
+	c.lastSeen.Store(time.Now().UnixMilli())
+	c.srv.totalCommands.Add(1)
+	if cmd == nil {
+		c.flagTx()
+		c.WriteError(unknownCommand(args))
+		return
+	}
+	c.lastCmd.Store(cmd)
+	if !cmd.arityOK(len(args)) {
+		c.flagTx()
+		cmd.rejected.Add(1)
+		c.WriteError(fmt.Sprintf(errWrongArgs, cmd.Name))
+		return
+	}
+	if !c.authed && cmd.Flags&FlagNoAuth == 0 {
+		c.flagTx()
+		cmd.rejected.Add(1)
+		c.WriteError(errNoAuth)
+		return
+	}
+	if c.tx != nil && cmd.Flags&FlagNoMulti == 0 {
+		c.queue(cmd, args)
+		return
+	}
+	c.call(cmd, args)
+}
+
+// call runs cmd with its shards locked, and accounts for it.
+func (c *Conn) call(cmd *Command, args [][]byte) {
+	start := time.Now()
+	if !c.inExec {
+		c.now = c.srv.store.Now()
+		c.nowMs = c.now / 1e6
+	}
+	c.cmdFailed = false
+	c.lock(cmd, args)
+	func() {
+		defer c.recoverPanic(cmd)
+		cmd.Handler(c, args)
+	}()
+	c.unlock()
+	cmd.calls.Add(1)
+	cmd.usec.Add(int64(time.Since(start) / time.Microsecond))
+	if c.cmdFailed {
+		cmd.failed.Add(1)
+	}
+}
+
+// recoverPanic is the last line of defence: a panic inside a handler is
+// logged with its stack, answered with an error, and the connection closed.
+// The server keeps serving everyone else.
+func (c *Conn) recoverPanic(cmd *Command) {
+	if r := recover(); r != nil {
+		c.srv.log.Error("panic in command handler", "cmd", cmd.Name, "id", c.id, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		c.WriteError(fmt.Sprintf(errPanic, cmd.Name))
+		c.closeAfter = true
+	}
+}
+
+// lock locks the shards cmd touches, in ascending order. Inside EXEC the
+// shards are already held.
+func (c *Conn) lock(cmd *Command, args [][]byte) {
+	if c.inExec {
+		return
+	}
+	st := c.srv.store
+	if cmd.Flags&FlagAllShards != 0 {
+		st.LockAll()
+		c.heldAll = true
+		return
+	}
+	idx := cmd.keyIndexes(args, c.keyBuf[:0])
+	c.keyBuf = idx
+	held := c.held[:0]
+	for _, i := range idx {
+		held = insertSorted(held, st.ShardIndex(args[i]))
+	}
+	for _, s := range held {
+		st.Lock(s)
+	}
+	c.held = held
+}
+
+// insertSorted adds v to the ascending slice s unless present.
+func insertSorted(s []int, v int) []int {
+	i := len(s)
+	for i > 0 && s[i-1] > v {
+		i--
+	}
+	if i > 0 && s[i-1] == v {
+		return s
+	}
+	s = append(s, 0)
+	copy(s[i+1:], s[i:])
+	s[i] = v
+	return s
+}
+
+func (c *Conn) unlock() {
+	if c.inExec {
+		return
+	}
+	st := c.srv.store
+	if c.heldAll {
+		st.UnlockAll()
+		c.heldAll = false
+		return
+	}
+	for i := len(c.held) - 1; i >= 0; i-- {
+		st.Unlock(c.held[i])
+	}
+	c.held = c.held[:0]
+}
+
+// unknownCommand formats Redis's unknown-command error, quoting up to the
+// first few arguments as Redis does (each as '%.128s', joined by spaces,
+// with a trailing space).
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	for _, a := range args[1:] {
+		if b.Len() >= 128 {
+			break
+		}
+		if room := 128 - b.Len(); len(a) > room {
+			a = a[:room]
+		}
+		b.WriteByte('\'')
+		b.Write(sanitizeErr(a))
+		b.WriteString("' ")
+	}
+	name := args[0]
+	if len(name) > 128 {
+		name = name[:128]
+	}
+	return fmt.Sprintf(errUnknownCommand, sanitizeErr(name), b.String())
+}
+
+// sanitizeErr replaces CR and LF, which would break an error line.
+func sanitizeErr(b []byte) []byte {
+	if bytes.IndexByte(b, '\r') < 0 && bytes.IndexByte(b, '\n') < 0 {
+		return b
+	}
+	b = bytes.ReplaceAll(b, []byte("\r"), []byte(" "))
+	return bytes.ReplaceAll(b, []byte("\n"), []byte(" "))
+}
+
+// sprintf is fmt.Sprintf, short for error formatting.
+func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+
+// Name returns the client's name (CLIENT SETNAME).
+func (c *Conn) Name() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.name
+}

@@ -1,0 +1,259 @@
+package resp
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func init() {
+	// test.panic exists only in the test binary: it proves a handler panic
+	// is contained to its connection.
+	register(&Command{Name: "test.panic", Arity: 2, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1,
+		Handler: func(c *Conn, args [][]byte) { panic("boom") }})
+}
+
+func TestConnBasics(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	tests := []struct {
+		send, want string
+	}{
+		{"*1\r\n$4\r\nPING\r\n", "+PONG\r\n"},
+		{"PING\r\n", "+PONG\r\n"},
+		{"ping hello\r\n", "$5\r\nhello\r\n"},
+		{"*3\r\n$4\r\nPING\r\n$1\r\na\r\n$1\r\nb\r\n", "-ERR wrong number of arguments for 'ping' command\r\n"},
+		{"*2\r\n$3\r\nfoo\r\n$1\r\na\r\n", "-ERR unknown command 'foo', with args beginning with: 'a' \r\n"},
+		{"foo a b\r\n", "-ERR unknown command 'foo', with args beginning with: 'a' 'b' \r\n"},
+		{"foo\r\n", "-ERR unknown command 'foo', with args beginning with: \r\n"},
+		{"*1\r\n$3\r\nGET\r\n", "-ERR wrong number of arguments for 'get' command\r\n"},
+		{"echo \"a b\"\r\n", "$3\r\na b\r\n"},
+		{"SELECT 0\r\n", "+OK\r\n"},
+		{"SELECT 1\r\n", "-ERR DB index is out of range\r\n"},
+		{"SELECT x\r\n", "-ERR value is not an integer or out of range\r\n"},
+		{"READONLY\r\n", "+OK\r\n"},
+		{"CLIENT SETNAME my-app\r\n", "+OK\r\n"},
+		{"CLIENT GETNAME\r\n", "$6\r\nmy-app\r\n"},
+		{"CLIENT SETNAME \"a b\"\r\n", "-ERR Client names cannot contain spaces, newlines or special characters.\r\n"},
+		{"CLIENT SETINFO lib-name go-redis\r\n", "+OK\r\n"},
+		{"CLIENT NO-EVICT on\r\n", "+OK\r\n"},
+		{"CLIENT FOO\r\n", "-ERR unknown subcommand 'foo'. Try CLIENT HELP.\r\n"},
+		{"HELLO 4\r\n", "-NOPROTO unsupported protocol version\r\n"},
+		{"AUTH x\r\n", "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n"},
+		{"AUTH default x\r\n", "+OK\r\n"},
+	}
+	for i, tt := range tests {
+		if got := r.send(tt.send); got != tt.want {
+			t.Errorf("step %d (%q): have %q, want %q", i, tt.send, got, tt.want)
+		}
+	}
+	// A pipeline of many commands in one write gets every reply in order.
+	var b strings.Builder
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&b, "ECHO %d\r\n", i)
+	}
+	r.nc.Write([]byte(b.String()))
+	for i := 0; i < 1000; i++ {
+		want := fmt.Sprintf("$%d\r\n%d\r\n", len(fmt.Sprint(i)), i)
+		require.Equal(t, want, r.reply(), "pipelined reply %d", i)
+	}
+	// QUIT answers +OK and closes.
+	require.Equal(t, "+OK\r\n", r.send("QUIT\r\n"))
+	_, err := r.rd.ReadByte()
+	require.ErrorIs(t, err, io.EOF)
+}
+
+func TestHelloRESP3(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	got := r.send("HELLO 3\r\n")
+	require.True(t, strings.HasPrefix(got, "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n"), got)
+	require.Contains(t, got, "$5\r\nproto\r\n:3\r\n")
+	require.Contains(t, got, "$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n")
+	require.Equal(t, "_\r\n", r.send("CLIENT GETNAME\r\n"))
+	got = r.send("HELLO 2 SETNAME n1\r\n")
+	require.True(t, strings.HasPrefix(got, "*14\r\n"), got)
+	require.Equal(t, "$-1\r\n", r.send("*2\r\n$3\r\nGET\r\n$7\r\nmissing\r\n"))
+	require.Equal(t, "$2\r\nn1\r\n", r.send("CLIENT GETNAME\r\n"))
+	require.Equal(t, "-ERR Syntax error in HELLO option 'bogus'\r\n", r.send("HELLO 3 bogus\r\n"))
+	require.Equal(t, "+RESET\r\n", r.send("RESET\r\n"))
+	require.Equal(t, "$-1\r\n", r.send("CLIENT GETNAME\r\n"))
+}
+
+func TestAuth(t *testing.T) {
+	ts := newTestServer(t, "requirepass", "s3cret")
+	r := ts.raw(t)
+	tests := []struct{ send, want string }{
+		{"PING\r\n", "-NOAUTH Authentication required.\r\n"},
+		{"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "-NOAUTH Authentication required.\r\n"},
+		{"AUTH wrong\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
+		{"AUTH someone s3cret\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
+		{"HELLO 3\r\n", "-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time\r\n"},
+		{"AUTH s3cret\r\n", "+OK\r\n"},
+		{"PING\r\n", "+PONG\r\n"},
+		{"RESET\r\n", "+RESET\r\n"},
+		{"PING\r\n", "-NOAUTH Authentication required.\r\n"},
+		{"AUTH default s3cret\r\n", "+OK\r\n"},
+	}
+	for i, tt := range tests {
+		if got := r.send(tt.send); got != tt.want {
+			t.Errorf("step %d (%q): have %q, want %q", i, tt.send, got, tt.want)
+		}
+	}
+	r2 := ts.raw(t)
+	got := r2.send("HELLO 3 AUTH default s3cret\r\n")
+	require.True(t, strings.HasPrefix(got, "%7\r\n"), got)
+
+	// go-redis authenticates with HELLO ... AUTH.
+	c := ts.client(t, 3)
+	c.Options().Password = "s3cret"
+	require.NoError(t, c.Ping(ctx).Err())
+
+	// An unauthenticated client cannot make the server buffer a big request.
+	r3 := ts.raw(t)
+	require.Equal(t, "-ERR Protocol error: unauthenticated multibulk length\r\n", r3.send("*100\r\n"))
+}
+
+func TestProtoMaxBulkLen(t *testing.T) {
+	ts := newTestServer(t, "proto-max-bulk-len", "1kb")
+	good := ts.raw(t)
+	require.Equal(t, "+OK\r\n", good.do("SET", "kept", "v"))
+	bad := ts.raw(t)
+	got := bad.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2000\r\n")
+	require.Equal(t, "-ERR Protocol error: invalid bulk length\r\n", got)
+	_, err := bad.rd.ReadByte()
+	require.Error(t, err, "connection must be closed after a protocol error")
+	require.Equal(t, "$1\r\nv\r\n", good.do("GET", "kept"))
+}
+
+func TestQueryBufferLimit(t *testing.T) {
+	ts := newTestServer(t, "client-query-buffer-limit", "64kb")
+	good := ts.raw(t)
+	require.Equal(t, "+OK\r\n", good.do("SET", "kept", "v"))
+	// A complete command bigger than the limit.
+	bad := ts.raw(t)
+	big := strings.Repeat("x", 100_000)
+	bad.nc.SetDeadline(time.Now().Add(5 * time.Second))
+	go io.WriteString(bad.nc, fmt.Sprintf("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n%s\r\n", len(big), big))
+	require.Equal(t, "-"+errQueryBufLimit+"\r\n", bad.reply())
+	// Many small arguments that add up past the limit.
+	bad2 := ts.raw(t)
+	var b strings.Builder
+	b.WriteString("*100000\r\n$4\r\nMSET\r\n")
+	for b.Len() < 100_000 {
+		b.WriteString("$1\r\na\r\n")
+	}
+	bad2.nc.SetDeadline(time.Now().Add(5 * time.Second))
+	go io.WriteString(bad2.nc, b.String())
+	require.Equal(t, "-"+errQueryBufLimit+"\r\n", bad2.reply())
+	require.Equal(t, "$1\r\nv\r\n", good.do("GET", "kept"))
+	require.Equal(t, "$-1\r\n", good.do("GET", "k"))
+}
+
+func TestMaxClients(t *testing.T) {
+	ts := newTestServer(t, "maxclients", "2")
+	a, b := ts.raw(t), ts.raw(t)
+	require.Equal(t, "+PONG\r\n", a.send("PING\r\n"))
+	require.Equal(t, "+PONG\r\n", b.send("PING\r\n"))
+	c := ts.raw(t)
+	c.nc.SetDeadline(time.Now().Add(5 * time.Second))
+	line, err := c.rd.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "-ERR max number of clients reached\r\n", line)
+	require.Equal(t, "+PONG\r\n", a.send("PING\r\n"))
+}
+
+func TestPanicIsContained(t *testing.T) {
+	ts := newTestServer(t)
+	other := ts.raw(t)
+	require.Equal(t, "+OK\r\n", other.do("SET", "k", "v"))
+	r := ts.raw(t)
+	require.Equal(t, "-ERR internal error while executing 'test.panic' (the connection will be closed)\r\n", r.do("test.panic", "k"))
+	_, err := r.rd.ReadByte()
+	require.Error(t, err)
+	// The shard lock taken for "k" was released: the key is still usable.
+	require.Equal(t, "$1\r\nv\r\n", other.do("GET", "k"))
+	require.Equal(t, "+OK\r\n", other.do("SET", "k", "w"))
+}
+
+// TestSlowReaderIsBounded: a client that pipelines without reading its
+// replies blocks only itself; the server does not buffer its replies
+// without bound, and other clients are served.
+func TestSlowReaderIsBounded(t *testing.T) {
+	ts := newTestServer(t)
+	other := ts.raw(t)
+	big := strings.Repeat("v", 1<<20)
+	require.Equal(t, "+OK\r\n", other.do("SET", "big", big))
+
+	nc, err := net.Dial("tcp", ts.addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	req := []byte(strings.Repeat("GET big\r\n", 1000)) // ~1 GB of replies, never read
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		for i := 0; i < 10; i++ {
+			if _, err := nc.Write(req); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	require.Less(t, ms.HeapAlloc, uint64(256<<20), "server buffered replies for a client that does not read")
+	require.Equal(t, "+PONG\r\n", other.send("PING\r\n"))
+	nc.Close()
+	<-done
+}
+
+// TestGracefulShutdown: replies to a batch already read are delivered.
+func TestGracefulShutdown(t *testing.T) {
+	ts := newTestServer(t)
+	nc, err := net.Dial("tcp", ts.addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	rd := bufio.NewReader(nc)
+	_, err = nc.Write([]byte("PING\r\n"))
+	require.NoError(t, err)
+	line, err := rd.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "+PONG\r\n", line)
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c, cancel := contextWithTimeout(5 * time.Second)
+		defer cancel()
+		require.NoError(t, ts.srv.Shutdown(c))
+	}()
+	wg.Wait()
+	_, err = rd.ReadByte()
+	require.Error(t, err, "connection closed after shutdown")
+	_, err = net.DialTimeout("tcp", ts.addr, time.Second)
+	require.Error(t, err, "listener closed after shutdown")
+}
+
+func TestIdleTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a 1 s idle timeout")
+	}
+	ts := newTestServer(t, "timeout", "1")
+	r := ts.raw(t)
+	require.Equal(t, "+PONG\r\n", r.send("PING\r\n"))
+	r.nc.SetDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	_, err := r.rd.ReadByte()
+	require.Error(t, err)
+	require.Less(t, time.Since(start), 4*time.Second)
+}

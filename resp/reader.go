@@ -1,0 +1,186 @@
+package resp
+
+import (
+	"bytes"
+
+	"github.com/ratekv/ratekv/config"
+)
+
+// Request parsing. ratekv reads requests with its own parser rather than
+// redcon's Reader because the server must enforce proto-max-bulk-len and
+// client-query-buffer-limit before buffering, and because slicing arguments
+// straight out of the connection's buffer costs no allocation per command
+// (redcon's Reader copies every command). Replies are still written with
+// redcon's Append helpers.
+//
+// parseRequest is a pure function of the buffered bytes so that it can be
+// fuzzed on its own.
+
+const (
+	inlineMax        = 64 * 1024 // PROTO_INLINE_MAX_SIZE
+	maxMultibulk     = 1 << 20   // arguments per command
+	unauthMultibulk  = 10
+	unauthBulk       = 16384
+	maxHeaderDigits  = 32
+	protoIncomplete  = ""
+	defaultReadBytes = 16 * 1024
+)
+
+// limits are the protocol limits a parse applies.
+type limits struct {
+	maxBulk int64 // proto-max-bulk-len
+	authed  bool  // unauthenticated clients get tighter limits, as in Redis
+}
+
+// parseRequest parses one request from b. It returns the arguments (sliced
+// from b when possible, appended to args[:0]), the number of bytes consumed
+// (0 when the request is incomplete), a protocol error text (the client is
+// then disconnected), and need: for an incomplete request, the number of
+// bytes the whole request needs when known (so the buffer can be grown
+// once), else 0. An empty request (blank inline line, "*0") consumes bytes
+// and returns no arguments.
+func parseRequest(b []byte, args [][]byte, lim limits) (out [][]byte, n int, perr string, need int) {
+	args = args[:0]
+	if len(b) == 0 {
+		return args, 0, "", 0
+	}
+	if b[0] != '*' {
+		return parseInline(b, args)
+	}
+	// Multibulk header.
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		if len(b) > inlineMax {
+			return args, 0, errProtoMbulkTooBig, 0
+		}
+		return args, 0, "", 0
+	}
+	if nl < 2 || b[nl-1] != '\r' {
+		return args, 0, errProtoMultibulkLen, 0
+	}
+	count, ok := parseLen(b[1 : nl-1])
+	if !ok || count > maxMultibulk {
+		return args, 0, errProtoMultibulkLen, 0
+	}
+	if !lim.authed && count > unauthMultibulk {
+		return args, 0, errProtoUnauthMbulk, 0
+	}
+	pos := nl + 1
+	if count <= 0 {
+		return args, pos, "", 0
+	}
+	for i := int64(0); i < count; i++ {
+		if pos >= len(b) {
+			return args[:0], 0, "", 0
+		}
+		if b[pos] != '$' {
+			return args[:0], 0, sprintf(errProtoExpected, b[pos]), 0
+		}
+		rest := b[pos:]
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			if len(rest) > inlineMax {
+				return args[:0], 0, errProtoBulkTooBig, 0
+			}
+			return args[:0], 0, "", 0
+		}
+		if nl < 2 || rest[nl-1] != '\r' {
+			return args[:0], 0, errProtoBulkLen, 0
+		}
+		size, ok := parseLen(rest[1 : nl-1])
+		if !ok || size < 0 || size > lim.maxBulk {
+			return args[:0], 0, errProtoBulkLen, 0
+		}
+		if !lim.authed && size > unauthBulk {
+			return args[:0], 0, errProtoUnauthBulk, 0
+		}
+		start := pos + nl + 1
+		end := int64(start) + size
+		if end+2 > int64(len(b)) {
+			// Incomplete: report the size of the request so far plus this
+			// argument, so the caller can grow the buffer in one step.
+			return args[:0], 0, "", int(end + 2)
+		}
+		if b[end] != '\r' || b[end+1] != '\n' {
+			return args[:0], 0, errProtoBulkLen, 0
+		}
+		args = append(args, b[start:end:end])
+		pos = int(end + 2)
+	}
+	return args, pos, "", 0
+}
+
+// parseLen parses the decimal in a "*n" or "$n" header (optional '-').
+func parseLen(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > maxHeaderDigits {
+		return 0, false
+	}
+	neg := false
+	if b[0] == '-' {
+		neg, b = true, b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if n > (1<<62)/10 {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// parseInline parses a telnet-style request line ("PING\r\n"). Arguments
+// without quotes are sliced from b; quoted ones are unescaped as
+// redis-cli and Redis do (sdssplitargs).
+func parseInline(b []byte, args [][]byte) ([][]byte, int, string, int) {
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		if len(b) > inlineMax {
+			return args, 0, errProtoInlineTooBig, 0
+		}
+		return args, 0, "", 0
+	}
+	line := b[:nl]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	if bytes.IndexByte(line, '"') < 0 && bytes.IndexByte(line, '\'') < 0 {
+		for len(line) > 0 {
+			i := 0
+			for i < len(line) && isInlineSpace(line[i]) {
+				i++
+			}
+			line = line[i:]
+			j := 0
+			for j < len(line) && !isInlineSpace(line[j]) {
+				j++
+			}
+			if j > 0 {
+				args = append(args, line[:j:j])
+			}
+			line = line[j:]
+		}
+		return args, nl + 1, "", 0
+	}
+	words, ok := config.SplitArgs(string(line))
+	if !ok {
+		return args[:0], 0, errProtoQuotes, 0
+	}
+	for _, w := range words {
+		args = append(args, []byte(w))
+	}
+	return args, nl + 1, "", 0
+}
+
+func isInlineSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+}

@@ -1,0 +1,158 @@
+package resp
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseRequest(t *testing.T) {
+	lim := limits{maxBulk: 512 << 20, authed: true}
+	tests := []struct {
+		in       string
+		wantArgs []string
+		wantN    int // bytes consumed; 0 = incomplete
+		wantErr  string
+	}{
+		{in: "*1\r\n$4\r\nPING\r\n", wantArgs: []string{"PING"}, wantN: 14},
+		{in: "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1", wantArgs: []string{"GET", "k"}, wantN: 20},
+		{in: "*2\r\n$3\r\nGET\r\n$1\r\n", wantN: 0},
+		{in: "*2\r\n$3\r\nGET\r\n$1\r\nk", wantN: 0},
+		{in: "*2\r\n$3\r\nGET\r", wantN: 0},
+		{in: "*", wantN: 0},
+		{in: "*1\r\n$0\r\n\r\n", wantArgs: []string{""}, wantN: 10},
+		{in: "*0\r\n", wantArgs: nil, wantN: 4},
+		{in: "*-1\r\n", wantArgs: nil, wantN: 5},
+		{in: "PING\r\n", wantArgs: []string{"PING"}, wantN: 6},
+		{in: "PING\n", wantArgs: []string{"PING"}, wantN: 5},
+		{in: "  set  a   b \r\n", wantArgs: []string{"set", "a", "b"}, wantN: 15},
+		{in: "\r\n", wantArgs: nil, wantN: 2},
+		{in: "set k \"a b\\x41\\n\"\r\n", wantArgs: []string{"set", "k", "a bA\n"}, wantN: 19},
+		{in: "set k 'it''s'\r\n", wantErr: errProtoQuotes},
+		{in: "set k \"abc\r\n", wantErr: errProtoQuotes},
+		{in: "PING", wantN: 0},
+		{in: "*x\r\n", wantErr: errProtoMultibulkLen},
+		{in: "*1\n", wantErr: errProtoMultibulkLen},
+		{in: "*2000000\r\n", wantErr: errProtoMultibulkLen},
+		{in: "*1\r\n+PING\r\n", wantErr: "ERR Protocol error: expected '$', got '+'"},
+		{in: "*1\r\n$-1\r\n", wantErr: errProtoBulkLen},
+		{in: "*1\r\n$x\r\n", wantErr: errProtoBulkLen},
+		{in: "*1\r\n$4\r\nPINGxx", wantErr: errProtoBulkLen},
+		{in: "*1\r\n$99999999999999999999999\r\n", wantErr: errProtoBulkLen},
+		{in: "*1\r\n$600000000\r\n", wantErr: errProtoBulkLen}, // over proto-max-bulk-len
+		{in: "*" + strings.Repeat("1", 70000), wantErr: errProtoMbulkTooBig},
+		{in: strings.Repeat("a", 70000), wantErr: errProtoInlineTooBig},
+	}
+	for i, tt := range tests {
+		args, n, perr, _ := parseRequest([]byte(tt.in), nil, lim)
+		if perr != tt.wantErr {
+			t.Errorf("step %d (%q): error have %q, want %q", i, trunc(tt.in), perr, tt.wantErr)
+			continue
+		}
+		if n != tt.wantN {
+			t.Errorf("step %d (%q): consumed have %d, want %d", i, trunc(tt.in), n, tt.wantN)
+		}
+		if n == 0 {
+			continue
+		}
+		if len(args) != len(tt.wantArgs) {
+			t.Errorf("step %d (%q): args have %q, want %q", i, trunc(tt.in), args, tt.wantArgs)
+			continue
+		}
+		for j := range args {
+			if string(args[j]) != tt.wantArgs[j] {
+				t.Errorf("step %d: arg %d have %q, want %q", i, j, args[j], tt.wantArgs[j])
+			}
+		}
+	}
+}
+
+func trunc(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+func TestParseRequestUnauthenticatedLimits(t *testing.T) {
+	lim := limits{maxBulk: 512 << 20}
+	_, _, perr, _ := parseRequest([]byte("*11\r\n"), nil, lim)
+	if perr != errProtoUnauthMbulk {
+		t.Errorf("multibulk: have %q, want %q", perr, errProtoUnauthMbulk)
+	}
+	_, _, perr, _ = parseRequest([]byte("*2\r\n$4\r\nAUTH\r\n$20000\r\n"), nil, lim)
+	if perr != errProtoUnauthBulk {
+		t.Errorf("bulk: have %q, want %q", perr, errProtoUnauthBulk)
+	}
+}
+
+func TestParseRequestNeed(t *testing.T) {
+	in := "*2\r\n$3\r\nSET\r\n$100\r\nabc"
+	_, n, perr, need := parseRequest([]byte(in), nil, limits{maxBulk: 1 << 20, authed: true})
+	if n != 0 || perr != "" || need != len("*2\r\n$3\r\nSET\r\n$100\r\n")+102 {
+		t.Errorf("have n=%d err=%q need=%d", n, perr, need)
+	}
+}
+
+// TestParseRequestSplit feeds a pipeline byte by byte: every prefix must be
+// either incomplete or parse to the same commands.
+func TestParseRequestSplit(t *testing.T) {
+	stream := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$0\r\n\r\n"
+	want := [][]string{{"SET", "k", "hello"}, {"PING"}, {"ECHO", ""}}
+	for cut := 0; cut <= len(stream); cut++ {
+		b := []byte(stream[:cut])
+		var got [][]string
+		for {
+			args, n, perr, _ := parseRequest(b, nil, limits{maxBulk: 1 << 20, authed: true})
+			if perr != "" {
+				t.Fatalf("cut %d: unexpected error %q", cut, perr)
+			}
+			if n == 0 {
+				break
+			}
+			var words []string
+			for _, a := range args {
+				words = append(words, string(a))
+			}
+			got = append(got, words)
+			b = b[n:]
+		}
+		for i, g := range got {
+			if strings.Join(g, " ") != strings.Join(want[i], " ") {
+				t.Fatalf("cut %d: command %d have %q, want %q", cut, i, g, want[i])
+			}
+		}
+	}
+}
+
+func FuzzParseRequest(f *testing.F) {
+	for _, s := range []string{"*1\r\n$4\r\nPING\r\n", "PING\r\n", "set a \"b\\x00\"\r\n", "*2\r\n$3\r\nGET\r\n$-5\r\n", "*-1\r\n", "'\r\n"} {
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, authed bool) {
+		lim := limits{maxBulk: 1 << 16, authed: authed}
+		for len(b) > 0 {
+			args, n, perr, need := parseRequest(b, nil, lim)
+			if perr != "" {
+				if n != 0 {
+					t.Fatalf("error with bytes consumed: %d", n)
+				}
+				return
+			}
+			if n == 0 {
+				if need != 0 && need <= len(b) {
+					t.Fatalf("incomplete but need %d <= len %d", need, len(b))
+				}
+				return
+			}
+			if n > len(b) {
+				t.Fatalf("consumed %d of %d", n, len(b))
+			}
+			for _, a := range args {
+				if int64(len(a)) > lim.maxBulk && b[0] == '*' {
+					t.Fatalf("argument over proto-max-bulk-len: %d", len(a))
+				}
+			}
+			b = b[n:]
+		}
+	})
+}

@@ -1,0 +1,247 @@
+package resp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/shards"
+)
+
+// Server accepts RESP connections and runs commands against a Store.
+// Create it with New; it is safe for concurrent use.
+type Server struct {
+	store *shards.Store
+	cfg   *config.Config
+	log   *slog.Logger
+	start time.Time
+
+	// Hot-path copies of mutable config, refreshed by applyConfig.
+	maxBulk     atomic.Int64
+	queryLimit  atomic.Int64
+	maxClients  atomic.Int64
+	idleTimeout atomic.Int64
+	password    atomic.Pointer[string]
+
+	mu        sync.Mutex
+	conns     map[int64]*Conn
+	listeners []net.Listener
+	nextID    atomic.Int64
+	closing   atomic.Bool
+	wg        sync.WaitGroup
+	shutdown  chan struct{} // closed when SHUTDOWN is requested
+	shutOnce  sync.Once
+
+	totalConns    atomic.Int64
+	rejectedConns atomic.Int64
+	totalCommands atomic.Int64
+	netIn, netOut atomic.Int64
+	errMu         sync.Mutex
+	errStats      map[string]int64
+	totalErrors   atomic.Int64
+	stats         serverStats // INFO's ids, memory peak and rate sampler (cmd_server.go)
+}
+
+// Version is ratekv's version, reported by --version and INFO.
+const Version = "0.1.0"
+
+// RedisVersion is the Redis version whose behaviour ratekv follows; INFO
+// reports it as redis_version so that clients gating features on it work.
+const RedisVersion = "7.2.0"
+
+// New returns a server for store configured by cfg. Call Listen, then Serve.
+func New(store *shards.Store, cfg *config.Config, log *slog.Logger) *Server {
+	s := &Server{
+		store:    store,
+		cfg:      cfg,
+		log:      log,
+		start:    time.Now(),
+		conns:    make(map[int64]*Conn),
+		shutdown: make(chan struct{}),
+		errStats: make(map[string]int64),
+	}
+	s.applyConfig()
+	return s
+}
+
+// applyConfig refreshes the hot-path copies of mutable parameters. It runs
+// at start and after every CONFIG SET.
+func (s *Server) applyConfig() {
+	s.maxBulk.Store(s.cfg.Int("proto-max-bulk-len"))
+	s.queryLimit.Store(s.cfg.Int("client-query-buffer-limit"))
+	s.maxClients.Store(s.cfg.Int("maxclients"))
+	s.idleTimeout.Store(s.cfg.Int("timeout"))
+	pw := s.cfg.Get("requirepass")
+	s.password.Store(&pw)
+}
+
+// Listen binds every address of the bind parameter on the configured port.
+func (s *Server) Listen() error {
+	port := s.cfg.Get("port")
+	for _, host := range strings.Fields(s.cfg.Get("bind")) {
+		host = strings.TrimPrefix(host, "-") // redis.conf's "-::1" means optional
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+		if err != nil {
+			s.closeListeners()
+			return fmt.Errorf("listen on %s:%s: %w", host, port, err)
+		}
+		s.listeners = append(s.listeners, ln)
+		if port == "0" { // the first listener picks the port; others follow
+			_, port, _ = net.SplitHostPort(ln.Addr().String())
+		}
+	}
+	if len(s.listeners) == 0 {
+		return errors.New("bind names no address")
+	}
+	return nil
+}
+
+// Addr returns the address of the first listener (useful with port 0).
+func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
+
+// Serve accepts connections until Shutdown. It returns nil after Shutdown.
+func (s *Server) Serve() error {
+	go s.sampleStats()
+	errc := make(chan error, len(s.listeners))
+	for _, ln := range s.listeners {
+		go func(ln net.Listener) { errc <- s.accept(ln) }(ln)
+	}
+	var first error
+	for range s.listeners {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (s *Server) accept(ln net.Listener) error {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.startConn(nc)
+	}
+}
+
+func (s *Server) startConn(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+		tc.SetKeepAlive(true)
+		tc.SetKeepAlivePeriod(300 * time.Second)
+	}
+	c := &Conn{
+		srv:     s,
+		nc:      nc,
+		id:      s.nextID.Add(1),
+		addr:    nc.RemoteAddr().String(),
+		laddr:   nc.LocalAddr().String(),
+		created: time.Now(),
+		buf:     make([]byte, defaultReadBytes),
+		proto:   2,
+	}
+	c.authed = *s.password.Load() == ""
+	c.lastSeen.Store(c.created.UnixMilli())
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	if int64(len(s.conns)) >= s.maxClients.Load() {
+		s.mu.Unlock()
+		s.rejectedConns.Add(1)
+		nc.SetWriteDeadline(time.Now().Add(time.Second))
+		nc.Write([]byte("-" + errMaxClients + "\r\n"))
+		nc.Close()
+		return
+	}
+	s.conns[c.id] = c
+	s.wg.Add(1)
+	s.mu.Unlock()
+	s.totalConns.Add(1)
+	go c.serve()
+}
+
+func (s *Server) removeConn(c *Conn) {
+	s.mu.Lock()
+	if _, ok := s.conns[c.id]; ok {
+		delete(s.conns, c.id)
+		s.wg.Done()
+	}
+	s.mu.Unlock()
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+}
+
+// Shutdown stops accepting, lets every connection finish the batch it is
+// running (its replies are flushed), closes the connections, and waits for
+// them until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	s.closeListeners()
+	s.mu.Lock()
+	for _, c := range s.conns {
+		// Wake readers blocked in Read; a connection in the middle of a
+		// batch finishes it first, since it only checks between batches.
+		c.nc.SetReadDeadline(time.Now())
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// ShutdownRequested is closed when a client sends SHUTDOWN.
+func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
+
+func (s *Server) requestShutdown() {
+	s.shutOnce.Do(func() { close(s.shutdown) })
+}
+
+// countError records an error reply under its first word (errorstats).
+func (s *Server) countError(msg string) {
+	prefix := msg
+	if i := strings.IndexByte(msg, ' '); i > 0 {
+		prefix = msg[:i]
+	}
+	s.totalErrors.Add(1)
+	s.errMu.Lock()
+	if len(s.errStats) < 128 || s.errStats[prefix] > 0 {
+		s.errStats[prefix]++
+	}
+	s.errMu.Unlock()
+}
+
+// Store returns the keyspace the server runs on.
+func (s *Server) Store() *shards.Store { return s.store }

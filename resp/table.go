@@ -1,0 +1,139 @@
+package resp
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+)
+
+// Flag describes a command for the dispatcher and for COMMAND INFO.
+type Flag uint32
+
+// Command flags. The names COMMAND INFO reports are in flagNames.
+const (
+	FlagWrite     Flag = 1 << iota // changes data
+	FlagReadOnly                   // only reads data
+	FlagFast                       // O(1) or O(log N)
+	FlagAdmin                      // server administration
+	FlagNoAuth                     // allowed before AUTH
+	FlagNoMulti                    // runs immediately even inside MULTI (MULTI, EXEC, WATCH, …)
+	FlagAllShards                  // touches the whole keyspace: the dispatcher locks every shard
+	FlagLoading                    // allowed while loading
+	FlagStale                      // allowed on a stale replica
+	FlagDenyOOM                    // may use more memory
+)
+
+var flagNames = []struct {
+	f    Flag
+	name string
+}{
+	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
+	{FlagAdmin, "admin"}, {FlagNoAuth, "no_auth"}, {FlagNoMulti, "no_multi"},
+	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagFast, "fast"},
+}
+
+// Command is one entry of the command table.
+type Command struct {
+	// Name is the lower-case command name.
+	Name string
+	// Arity is Redis's: the exact number of words including the name, or
+	// -N for at least N.
+	Arity int
+	Flags Flag
+	// FirstKey, LastKey and Step locate the key arguments as in COMMAND
+	// INFO (LastKey -1 means the last argument); FirstKey 0 means no keys.
+	FirstKey, LastKey, Step int
+	// Keys, when set, returns the indexes of key arguments for commands
+	// whose keys cannot be described by FirstKey/LastKey/Step (movablekeys).
+	// args has passed the arity check; invalid shapes may return nil.
+	Keys func(args [][]byte, dst []int) []int
+	// Handler runs the command. The shards of its keys are locked by the
+	// dispatcher; args alias the connection's read buffer and must be
+	// copied if kept.
+	Handler func(c *Conn, args [][]byte)
+	// Summary and Group feed COMMAND DOCS.
+	Summary, Group string
+
+	calls, usec, rejected, failed atomic.Int64
+}
+
+// commands is the command table, keyed by lower-case name. It is filled by
+// the init functions of the cmd_*.go files and never changes afterwards.
+var commands = map[string]*Command{}
+
+// register adds commands to the table; a duplicate name is a programming
+// error and panics at start-up.
+func register(cmds ...*Command) {
+	for _, c := range cmds {
+		if c.Name != strings.ToLower(c.Name) {
+			panic(fmt.Sprintf("resp: command %q must be lower case", c.Name))
+		}
+		if _, dup := commands[c.Name]; dup {
+			panic(fmt.Sprintf("resp: command %q registered twice", c.Name))
+		}
+		if c.Step == 0 && c.FirstKey > 0 {
+			c.Step = 1
+		}
+		commands[c.Name] = c
+	}
+}
+
+// lookupCommand finds a command by name, case-insensitively, without
+// allocating: names are lower-cased into a stack buffer.
+func lookupCommand(name []byte) *Command {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return nil
+	}
+	lower := buf[:len(name)]
+	for i, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return commands[string(lower)]
+}
+
+// arityOK reports whether n words (name included) fit the command's arity.
+func (cmd *Command) arityOK(n int) bool {
+	if cmd.Arity >= 0 {
+		return n == cmd.Arity
+	}
+	return n >= -cmd.Arity
+}
+
+// keyIndexes appends the indexes of cmd's key arguments in args to dst.
+func (cmd *Command) keyIndexes(args [][]byte, dst []int) []int {
+	if cmd.Keys != nil {
+		return cmd.Keys(args, dst)
+	}
+	if cmd.FirstKey <= 0 || cmd.FirstKey >= len(args) {
+		return dst
+	}
+	last := cmd.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	if last >= len(args) {
+		last = len(args) - 1
+	}
+	for i := cmd.FirstKey; i <= last; i += cmd.Step {
+		dst = append(dst, i)
+	}
+	return dst
+}
+
+// flagList returns the COMMAND INFO flag names of cmd.
+func (cmd *Command) flagList() []string {
+	var out []string
+	for _, f := range flagNames {
+		if cmd.Flags&f.f != 0 {
+			out = append(out, f.name)
+		}
+	}
+	if cmd.Keys != nil {
+		out = append(out, "movablekeys")
+	}
+	return out
+}

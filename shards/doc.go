@@ -1,0 +1,35 @@
+// Package shards is ratekv's in-process keyspace: a fixed number of shards,
+// each guarded by its own mutex, holding typed values with millisecond expiry.
+//
+// # Routing
+//
+// A key is routed by its Redis Cluster hash slot (CRC16-XMODEM of the key, or
+// of its {hash tag}, mod 16384); the shard is slot mod N, with N a power of
+// two. Keys that share a hash tag therefore share a shard, which makes
+// multi-key atomicity cheap, and a later cluster mode can move whole slots
+// between nodes without changing the store. Inside a shard, keys are grouped
+// by slot; SCAN walks slots in order, which gives a cursor that is stable
+// across shards and never returns a key twice while the keyspace is unchanged.
+//
+// # Locking
+//
+// The store never locks on its own behalf during a command: the caller (the
+// command dispatcher in package resp) locks every shard a command touches, in
+// ascending shard order, before running it, and unlocks afterwards. Methods
+// whose names do not end in "Locked" but that take a key still require the
+// key's shard to be held; this is stated on each of them. The background
+// expiry cycle takes each shard's lock for a bounded time per tick.
+//
+// # Expiry
+//
+// Deadlines are absolute Unix milliseconds. A key past its deadline is
+// deleted lazily when it is next looked up, and actively by a background
+// cycle modelled on Redis's: every tick it samples keys that carry a
+// deadline, deletes the expired ones, and repeats while more than a quarter
+// of a sample had expired and the per-shard time budget is not spent.
+//
+// # Time
+//
+// Every Store has its own clock (Options.Now), so tests drive expiry with a
+// fake clock instead of sleeping.
+package shards

@@ -1,0 +1,391 @@
+package shards
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// NumSlots is the number of Redis Cluster hash slots.
+const NumSlots = 16384
+
+// Options configure a Store. The zero value is usable: shards sized for the
+// machine and the wall clock.
+type Options struct {
+	// Shards is the number of shards, rounded up to a power of two between 1
+	// and NumSlots. Zero picks 16 per CPU core.
+	Shards int
+	// Now returns the current time in Unix nanoseconds. Nil means the wall
+	// clock. Tests pass a fake clock so that expiry never needs a sleep.
+	Now func() int64
+}
+
+// Store is the sharded keyspace. It is safe for concurrent use as long as
+// callers follow the locking rules in the package documentation.
+type Store struct {
+	shards []Shard
+	mask   uint32
+	shift  uint
+	now    func() int64
+
+	dirty       atomic.Int64 // changes since the last snapshot (rdb_changes_since_last_save)
+	expiredKeys atomic.Int64 // keys removed because their deadline passed
+	hits        atomic.Int64
+	misses      atomic.Int64
+
+	stopExpire chan struct{}
+	expireDone chan struct{}
+}
+
+// Shard is one lock and the keys routed to it. Its slots slice holds one
+// map per hash slot the shard owns (slot = index<<shift | shard index), so
+// SCAN can walk slots in order.
+type Shard struct {
+	mu       sync.Mutex
+	slots    []map[string]*Entry
+	volatile map[string]struct{} // keys with a deadline, sampled by active expiry
+	watched  map[string]*watchState
+	count    int
+	_        [40]byte // keep neighbouring shards' locks off one cache line
+}
+
+// New returns an empty store.
+func New(opts Options) *Store {
+	n := opts.Shards
+	if n <= 0 {
+		n = 16 * runtime.GOMAXPROCS(0)
+	}
+	if n > NumSlots {
+		n = NumSlots
+	}
+	n = 1 << bits.Len(uint(n-1)) // round up to a power of two
+	s := &Store{
+		shards: make([]Shard, n),
+		mask:   uint32(n - 1),
+		shift:  uint(bits.TrailingZeros(uint(n))),
+		now:    opts.Now,
+	}
+	if s.now == nil {
+		s.now = func() int64 { return time.Now().UnixNano() }
+	}
+	for i := range s.shards {
+		s.shards[i].slots = make([]map[string]*Entry, NumSlots/n)
+		s.shards[i].volatile = make(map[string]struct{})
+	}
+	return s
+}
+
+// Now returns the store's clock reading in Unix nanoseconds.
+func (s *Store) Now() int64 { return s.now() }
+
+// NumShards returns the number of shards.
+func (s *Store) NumShards() int { return len(s.shards) }
+
+// ShardIndex returns the index of the shard that owns key.
+func (s *Store) ShardIndex(key []byte) int {
+	return int(uint32(KeySlot(key)) & s.mask)
+}
+
+// Lock locks shard i. Callers that lock several shards must do so in
+// ascending index order.
+func (s *Store) Lock(i int) { s.shards[i].mu.Lock() }
+
+// Unlock unlocks shard i.
+func (s *Store) Unlock(i int) { s.shards[i].mu.Unlock() }
+
+// LockAll locks every shard in ascending order.
+func (s *Store) LockAll() {
+	for i := range s.shards {
+		s.shards[i].mu.Lock()
+	}
+}
+
+// UnlockAll unlocks every shard.
+func (s *Store) UnlockAll() {
+	for i := range s.shards {
+		s.shards[i].mu.Unlock()
+	}
+}
+
+func (s *Store) locate(key []byte) (*Shard, int) {
+	slot := uint32(KeySlot(key))
+	return &s.shards[slot&s.mask], int(slot >> s.shift)
+}
+
+// Lookup returns the live entry for key, or nil when the key does not exist
+// or has expired (an expired key is deleted on the spot). nowMs is the
+// command's clock reading in Unix milliseconds. Requires key's shard held.
+func (s *Store) Lookup(key []byte, nowMs int64) *Entry {
+	sh, j := s.locate(key)
+	m := sh.slots[j]
+	if m == nil {
+		s.misses.Add(1)
+		return nil
+	}
+	e := m[string(key)]
+	if e == nil {
+		s.misses.Add(1)
+		return nil
+	}
+	if e.expireAt != 0 && e.expireAt <= nowMs {
+		sh.remove(m, string(key), e)
+		s.expiredKeys.Add(1)
+		s.dirty.Add(1)
+		s.misses.Add(1)
+		return nil
+	}
+	s.hits.Add(1)
+	return e
+}
+
+// Peek is Lookup without touching hit/miss statistics or deleting an
+// expired key: for introspection (TYPE of SCAN, DEBUG) and WATCH.
+// Requires key's shard held.
+func (s *Store) Peek(key []byte, nowMs int64) *Entry {
+	sh, j := s.locate(key)
+	if m := sh.slots[j]; m != nil {
+		if e := m[string(key)]; e != nil && (e.expireAt == 0 || e.expireAt > nowMs) {
+			return e
+		}
+	}
+	return nil
+}
+
+// Put returns the entry for key, ready to be written, creating an empty one
+// (KindNone) when the key does not exist or has expired. It counts as a
+// modification of key (WATCH, dirty counter). The deadline of an existing
+// entry is kept; callers that replace a value clear it with SetExpire.
+// Requires key's shard held.
+func (s *Store) Put(key []byte, nowMs int64) (e *Entry, existed bool) {
+	sh, j := s.locate(key)
+	m := sh.slots[j]
+	if m == nil {
+		m = make(map[string]*Entry)
+		sh.slots[j] = m
+	}
+	e = m[string(key)]
+	if e != nil && e.expireAt != 0 && e.expireAt <= nowMs {
+		sh.remove(m, string(key), e)
+		s.expiredKeys.Add(1)
+		e = nil
+	}
+	if e == nil {
+		e = &Entry{}
+		m[string(key)] = e
+		sh.count++
+	} else {
+		existed = true
+	}
+	sh.touch(key)
+	s.dirty.Add(1)
+	return e, existed
+}
+
+// Touched records that the entry of key was changed in place (after Lookup):
+// WATCHers of key see it and the dirty counter grows. Requires key's shard
+// held.
+func (s *Store) Touched(key []byte) {
+	sh, _ := s.locate(key)
+	sh.touch(key)
+	s.dirty.Add(1)
+}
+
+// SetExpire sets the deadline of e, the entry of key, to atMs (Unix ms; 0
+// makes the key persistent). Requires key's shard held.
+func (s *Store) SetExpire(key []byte, e *Entry, atMs int64) {
+	sh, _ := s.locate(key)
+	if atMs == e.expireAt {
+		return
+	}
+	if atMs != 0 && e.expireAt == 0 {
+		sh.volatile[string(key)] = struct{}{}
+	} else if atMs == 0 {
+		delete(sh.volatile, string(key))
+	}
+	e.expireAt = atMs
+	sh.touch(key)
+	s.dirty.Add(1)
+}
+
+// Delete removes key and reports whether it existed (an expired key counts
+// as absent). Requires key's shard held.
+func (s *Store) Delete(key []byte, nowMs int64) bool {
+	sh, j := s.locate(key)
+	m := sh.slots[j]
+	if m == nil {
+		return false
+	}
+	e := m[string(key)]
+	if e == nil {
+		return false
+	}
+	sh.remove(m, string(key), e)
+	if e.expireAt != 0 && e.expireAt <= nowMs {
+		s.expiredKeys.Add(1)
+		return false
+	}
+	s.dirty.Add(1)
+	return true
+}
+
+// remove deletes key from m (its slot map). Requires sh.mu held.
+func (sh *Shard) remove(m map[string]*Entry, key string, e *Entry) {
+	delete(m, key)
+	if e.expireAt != 0 {
+		delete(sh.volatile, key)
+	}
+	sh.count--
+	sh.touchString(key)
+}
+
+// Rename moves the entry of src to dst (replacing dst), keeping its
+// deadline. Requires both shards held. Reports false if src is absent.
+func (s *Store) Rename(src, dst []byte, nowMs int64) bool {
+	e := s.Lookup(src, nowMs)
+	if e == nil {
+		return false
+	}
+	s.Delete(src, nowMs)
+	s.Delete(dst, nowMs)
+	sh, j := s.locate(dst)
+	m := sh.slots[j]
+	if m == nil {
+		m = make(map[string]*Entry)
+		sh.slots[j] = m
+	}
+	m[string(dst)] = e
+	sh.count++
+	if e.expireAt != 0 {
+		sh.volatile[string(dst)] = struct{}{}
+	}
+	sh.touch(dst)
+	s.dirty.Add(1)
+	return true
+}
+
+// Len returns the number of keys, including expired keys not yet reclaimed
+// (as Redis's DBSIZE). Requires all shards held.
+func (s *Store) Len() int {
+	n := 0
+	for i := range s.shards {
+		n += s.shards[i].count
+	}
+	return n
+}
+
+// Expires returns how many keys carry a deadline. Requires all shards held.
+func (s *Store) Expires() int {
+	n := 0
+	for i := range s.shards {
+		n += len(s.shards[i].volatile)
+	}
+	return n
+}
+
+// Flush deletes every key. Requires all shards held.
+func (s *Store) Flush() {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		if sh.count > 0 {
+			s.dirty.Add(int64(sh.count))
+		}
+		for j := range sh.slots {
+			sh.slots[j] = nil
+		}
+		sh.volatile = make(map[string]struct{})
+		sh.count = 0
+		for _, w := range sh.watched {
+			w.version++
+		}
+	}
+}
+
+// Each calls fn for every live key in slot order until fn returns false.
+// The key slice is only valid during the call. Requires all shards held.
+func (s *Store) Each(nowMs int64, fn func(key []byte, e *Entry) bool) {
+	for slot := 0; slot < NumSlots; slot++ {
+		if !s.eachInSlot(slot, nowMs, fn) {
+			return
+		}
+	}
+}
+
+func (s *Store) eachInSlot(slot int, nowMs int64, fn func(key []byte, e *Entry) bool) bool {
+	m := s.shards[uint32(slot)&s.mask].slots[slot>>s.shift]
+	for k, e := range m {
+		if e.expireAt != 0 && e.expireAt <= nowMs {
+			continue
+		}
+		if !fn([]byte(k), e) {
+			return false
+		}
+	}
+	return true
+}
+
+// Scan calls fn for the live keys of the slots from cursor on, slot by slot,
+// until at least count keys were visited (or the keyspace ends), and returns
+// the cursor of the next slot, 0 at the end. Because a cursor is a slot
+// number, a full scan returns every key present throughout exactly once.
+// Requires all shards held.
+func (s *Store) Scan(cursor uint64, count int, nowMs int64, fn func(key []byte, e *Entry)) uint64 {
+	seen := 0
+	slot := cursor
+	for ; slot < NumSlots && seen < count; slot++ {
+		s.eachInSlot(int(slot), nowMs, func(k []byte, e *Entry) bool {
+			fn(k, e)
+			seen++
+			return true
+		})
+	}
+	if slot >= NumSlots {
+		return 0
+	}
+	return slot
+}
+
+// RandomKey returns a random live key, or nil when the store is empty.
+// Requires all shards held.
+func (s *Store) RandomKey(nowMs int64) []byte {
+	if s.Len() == 0 {
+		return nil
+	}
+	start := rand.IntN(NumSlots)
+	for i := 0; i < NumSlots; i++ {
+		var key []byte
+		s.eachInSlot((start+i)%NumSlots, nowMs, func(k []byte, _ *Entry) bool {
+			key = append([]byte(nil), k...)
+			return false
+		})
+		if key != nil {
+			return key
+		}
+	}
+	return nil
+}
+
+// Dirty returns the number of changes since the counter was last reset.
+func (s *Store) Dirty() int64 { return s.dirty.Load() }
+
+// ResetDirty sets the change counter back to zero (after a snapshot).
+func (s *Store) ResetDirty() { s.dirty.Store(0) }
+
+// Stats are keyspace counters for INFO.
+type Stats struct {
+	ExpiredKeys, Hits, Misses int64
+}
+
+// Stats returns the keyspace counters.
+func (s *Store) Stats() Stats {
+	return Stats{s.expiredKeys.Load(), s.hits.Load(), s.misses.Load()}
+}
+
+// ResetStats zeroes the counters CONFIG RESETSTAT clears.
+func (s *Store) ResetStats() {
+	s.expiredKeys.Store(0)
+	s.hits.Store(0)
+	s.misses.Store(0)
+}

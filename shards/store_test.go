@@ -1,0 +1,219 @@
+package shards
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+type clock struct{ ns atomic.Int64 }
+
+func (c *clock) now() int64 { return c.ns.Load() }
+func (c *clock) ms() int64  { return c.ns.Load() / 1e6 }
+
+func newStore(t testing.TB, n int) (*Store, *clock) {
+	clk := &clock{}
+	clk.ns.Store(1_700_000_000 * 1e9)
+	s := New(Options{Shards: n, Now: clk.now})
+	t.Cleanup(s.Close)
+	return s, clk
+}
+
+func TestNewRoundsShards(t *testing.T) {
+	for i, tt := range []struct{ in, want int }{{1, 1}, {3, 4}, {16, 16}, {17, 32}, {1 << 20, NumSlots}} {
+		s := New(Options{Shards: tt.in})
+		if s.NumShards() != tt.want {
+			t.Errorf("step %d: Shards %d → %d shards, want %d", i, tt.in, s.NumShards(), tt.want)
+		}
+	}
+	require.Greater(t, New(Options{}).NumShards(), 0)
+}
+
+func TestPutLookupDelete(t *testing.T) {
+	s, clk := newStore(t, 4)
+	s.LockAll()
+	defer s.UnlockAll()
+	k := []byte("user:1")
+	require.Nil(t, s.Lookup(k, clk.ms()))
+	e, existed := s.Put(k, clk.ms())
+	require.False(t, existed)
+	require.Equal(t, KindNone, e.Kind())
+	e.SetBytes([]byte("hello"))
+	got := s.Lookup(k, clk.ms())
+	require.NotNil(t, got)
+	require.Equal(t, "hello", string(got.AppendBytes(nil)))
+	e2, existed := s.Put(k, clk.ms())
+	require.True(t, existed)
+	require.Same(t, e, e2)
+	require.Equal(t, 1, s.Len())
+	require.True(t, s.Delete(k, clk.ms()))
+	require.False(t, s.Delete(k, clk.ms()))
+	require.Equal(t, 0, s.Len())
+}
+
+func TestEntryIntEncoding(t *testing.T) {
+	tests := []struct {
+		in     string
+		isInt  bool
+		intVal int64
+	}{
+		{"0", true, 0}, {"-1", true, -1}, {"123", true, 123},
+		{"9223372036854775807", true, 1<<63 - 1}, {"-9223372036854775808", true, -1 << 63},
+		{"9223372036854775808", false, 0}, {"007", false, 0}, {"-0", false, 0}, {"+1", false, 0},
+		{"", false, 0}, {"1 ", false, 0}, {"abc", false, 0}, {"-", false, 0},
+	}
+	for i, tt := range tests {
+		var e Entry
+		e.SetBytes([]byte(tt.in))
+		n, ok := e.Int()
+		if ok != tt.isInt || n != tt.intVal {
+			t.Errorf("step %d (%q): Int() = %d, %v; want %d, %v", i, tt.in, n, ok, tt.intVal, tt.isInt)
+		}
+		if string(e.AppendBytes(nil)) != tt.in || e.Len() != len(tt.in) {
+			t.Errorf("step %d (%q): bytes round trip gave %q (len %d)", i, tt.in, e.AppendBytes(nil), e.Len())
+		}
+	}
+}
+
+func TestLazyExpiry(t *testing.T) {
+	s, clk := newStore(t, 4)
+	s.LockAll()
+	defer s.UnlockAll()
+	k := []byte("k")
+	e, _ := s.Put(k, clk.ms())
+	e.SetInt(1)
+	s.SetExpire(k, e, clk.ms()+1000)
+	require.Equal(t, 1, s.Expires())
+	clk.ns.Add(999 * 1e6)
+	require.NotNil(t, s.Lookup(k, clk.ms()))
+	clk.ns.Add(1e6)
+	require.Nil(t, s.Lookup(k, clk.ms()), "key must be gone at its deadline")
+	require.Equal(t, 0, s.Len())
+	require.Equal(t, 0, s.Expires())
+	require.Equal(t, int64(1), s.Stats().ExpiredKeys)
+	// Put over an expired key starts fresh.
+	e, _ = s.Put(k, clk.ms())
+	e.SetInt(1)
+	s.SetExpire(k, e, clk.ms()+10)
+	clk.ns.Add(20 * 1e6)
+	e, existed := s.Put(k, clk.ms())
+	require.False(t, existed)
+	require.Equal(t, int64(0), e.ExpireAt())
+}
+
+func TestActiveExpiry(t *testing.T) {
+	s, clk := newStore(t, 8)
+	s.LockAll()
+	for i := 0; i < 10000; i++ {
+		k := []byte(fmt.Sprintf("key:%d", i))
+		e, _ := s.Put(k, clk.ms())
+		e.SetInt(int64(i))
+		if i%2 == 0 {
+			s.SetExpire(k, e, clk.ms()+100)
+		}
+	}
+	s.UnlockAll()
+	clk.ns.Add(200 * 1e6)
+	deleted := 0
+	for i := 0; i < 1000 && deleted < 5000; i++ {
+		deleted += s.ExpireCycle(clk.ms(), time.Second)
+	}
+	require.Equal(t, 5000, deleted)
+	s.LockAll()
+	defer s.UnlockAll()
+	require.Equal(t, 5000, s.Len())
+	require.Equal(t, 0, s.Expires())
+}
+
+func TestScanVisitsEveryKeyOnce(t *testing.T) {
+	s, clk := newStore(t, 16)
+	s.LockAll()
+	defer s.UnlockAll()
+	const n = 5000
+	for i := 0; i < n; i++ {
+		e, _ := s.Put([]byte(fmt.Sprintf("k%d", i)), clk.ms())
+		e.SetInt(1)
+	}
+	seen := map[string]int{}
+	cursor, calls := uint64(0), 0
+	for {
+		cursor = s.Scan(cursor, 10, clk.ms(), func(k []byte, _ *Entry) { seen[string(k)]++ })
+		calls++
+		if cursor == 0 {
+			break
+		}
+	}
+	require.Len(t, seen, n)
+	for k, c := range seen {
+		require.Equal(t, 1, c, "key %s returned %d times", k, c)
+	}
+	require.Greater(t, calls, 10)
+}
+
+func TestWatchVersions(t *testing.T) {
+	s, clk := newStore(t, 4)
+	s.LockAll()
+	defer s.UnlockAll()
+	k := []byte("w")
+	v0 := s.Watch(k)
+	require.Equal(t, v0, s.WatchVersion(k))
+	e, _ := s.Put(k, clk.ms())
+	e.SetInt(1)
+	v1 := s.WatchVersion(k)
+	require.NotEqual(t, v0, v1, "Put must bump the version")
+	s.SetExpire(k, e, clk.ms()+5)
+	v2 := s.WatchVersion(k)
+	require.NotEqual(t, v1, v2, "SetExpire must bump the version")
+	clk.ns.Add(10 * 1e6)
+	require.Nil(t, s.Lookup(k, clk.ms()))
+	v3 := s.WatchVersion(k)
+	require.NotEqual(t, v2, v3, "expiry must bump the version")
+	s.Flush()
+	require.NotEqual(t, v3, s.WatchVersion(k), "Flush must bump the version")
+	s.Unwatch(k)
+	require.Empty(t, s.shards[s.ShardIndex(k)].watched)
+}
+
+func TestRename(t *testing.T) {
+	s, clk := newStore(t, 4)
+	s.LockAll()
+	defer s.UnlockAll()
+	e, _ := s.Put([]byte("a"), clk.ms())
+	e.SetBytes([]byte("va"))
+	s.SetExpire([]byte("a"), e, clk.ms()+1000)
+	require.True(t, s.Rename([]byte("a"), []byte("b"), clk.ms()))
+	require.Nil(t, s.Lookup([]byte("a"), clk.ms()))
+	got := s.Lookup([]byte("b"), clk.ms())
+	require.NotNil(t, got)
+	require.Equal(t, clk.ms()+1000, got.ExpireAt())
+	require.Equal(t, 1, s.Len())
+	require.Equal(t, 1, s.Expires())
+	require.False(t, s.Rename([]byte("missing"), []byte("c"), clk.ms()))
+}
+
+func BenchmarkLookup(b *testing.B) {
+	s, clk := newStore(b, 16)
+	keys := make([][]byte, 1024)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("rl:%d", i))
+		s.LockAll()
+		e, _ := s.Put(keys[i], clk.ms())
+		e.SetInt(int64(i))
+		s.UnlockAll()
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			k := keys[i&1023]
+			sh := s.ShardIndex(k)
+			s.Lock(sh)
+			s.Lookup(k, clk.ms())
+			s.Unlock(sh)
+			i++
+		}
+	})
+}

@@ -1,0 +1,67 @@
+package shards
+
+// WATCH support. A shard keeps a version number for every key some client
+// watches; any change to the key (write, delete, expiry, flush) bumps it.
+// EXEC compares the versions it saw at WATCH time with the current ones.
+// Keys nobody watches cost one map-length check per write.
+
+type watchState struct {
+	version uint64
+	refs    int
+}
+
+// Watch registers interest in key and returns its current version. Each
+// Watch must be paired with one Unwatch. Requires key's shard held.
+func (s *Store) Watch(key []byte) uint64 {
+	sh, _ := s.locate(key)
+	if sh.watched == nil {
+		sh.watched = make(map[string]*watchState)
+	}
+	w := sh.watched[string(key)]
+	if w == nil {
+		w = &watchState{}
+		sh.watched[string(key)] = w
+	}
+	w.refs++
+	return w.version
+}
+
+// WatchVersion returns the current version of a watched key. Requires key's
+// shard held.
+func (s *Store) WatchVersion(key []byte) uint64 {
+	sh, _ := s.locate(key)
+	if w := sh.watched[string(key)]; w != nil {
+		return w.version
+	}
+	return 0
+}
+
+// Unwatch drops one registration made by Watch. Requires key's shard held.
+func (s *Store) Unwatch(key []byte) {
+	sh, _ := s.locate(key)
+	if w := sh.watched[string(key)]; w != nil {
+		w.refs--
+		if w.refs <= 0 {
+			delete(sh.watched, string(key))
+		}
+	}
+}
+
+// touch bumps the version of key if anyone watches it. Requires sh.mu held.
+func (sh *Shard) touch(key []byte) {
+	if len(sh.watched) == 0 {
+		return
+	}
+	if w := sh.watched[string(key)]; w != nil {
+		w.version++
+	}
+}
+
+func (sh *Shard) touchString(key string) {
+	if len(sh.watched) == 0 {
+		return
+	}
+	if w := sh.watched[key]; w != nil {
+		w.version++
+	}
+}
