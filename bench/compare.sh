@@ -243,9 +243,9 @@ done
 
 # --- table -----------------------------------------------------------------
 
-cell() { # cell server workload pipeline field
+lat_cell() { # lat_cell server workload pipeline field -> whole microseconds
 	local v=${RES[$1|$2|$3|$4]-}
-	[[ -n "$v" ]] && echo "$v" || echo "n/a"
+	if [[ -n "$v" ]]; then printf '%.0f' "$v"; else echo "n/a"; fi
 }
 ops_cell() {
 	local v e
@@ -279,7 +279,7 @@ PINNING="server core $SERVER_CORE, loadgen core $CLIENT_CORE, GOMAXPROCS=1"
 		label=$w
 		[[ $w == throttle ]] && label="throttle (CL.THROTTLE vs Lua)"
 		for p in $PIPELINES; do
-			echo "| $label | $p | $(ops_cell redis "$w" "$p") | $(ops_cell ratekv "$w" "$p") | $(ratio "$w" "$p") | $(cell redis "$w" "$p" p99_us) | $(cell ratekv "$w" "$p" p99_us) | $(cell redis "$w" "$p" p999_us) | $(cell ratekv "$w" "$p" p999_us) |"
+			echo "| $label | $p | $(ops_cell redis "$w" "$p") | $(ops_cell ratekv "$w" "$p") | $(ratio "$w" "$p") | $(lat_cell redis "$w" "$p" p99_us) | $(lat_cell ratekv "$w" "$p" p99_us) | $(lat_cell redis "$w" "$p" p999_us) | $(lat_cell ratekv "$w" "$p" p999_us) |"
 		done
 	done
 	if ((${#NOTES[@]})); then

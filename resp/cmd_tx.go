@@ -144,9 +144,11 @@ func cmdExec(c *Conn, args [][]byte) {
 	c.WriteArray(len(tx.cmds))
 	c.inExec = true
 	c.now, c.nowMs = now, nowMs
+	c.held, c.heldAll = held, all // for the journal's change counting
 	func() {
 		defer func() {
 			c.inExec = false
+			c.held, c.heldAll = c.held[:0], false
 			unlock()
 		}()
 		for i, cmd := range tx.cmds {

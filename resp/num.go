@@ -538,6 +538,172 @@ func AppendLongDouble(dst []byte, f float64) []byte {
 	return dst
 }
 
+// AppendLongDoubleSum computes value+incr and appends it formatted, byte for
+// byte as Redis 7 on x86-64 replies to INCRBYFLOAT and HINCRBYFLOAT and
+// stores their result, by emulating the 80-bit long double those commands
+// compute in, instead of going through float64 as ParseLongDouble and
+// AppendLongDouble must. A nil value stands for a missing key (Redis adds
+// to 0); an empty but non-nil value is an empty string, which is not a
+// number.
+//
+// It returns valid false, and dst unchanged, when value or incr is not
+// accepted by string2ld (the reply is "ERR value is not a valid float"),
+// and finite false, and dst unchanged, when the sum is NaN or infinite
+// ("ERR increment would produce NaN or Infinity"; Redis checks the value
+// before the increment and both before the sum, so one flag each is
+// enough).
+//
+// The emulation: each argument is rounded correctly to a 64-bit
+// significand (strtold's rounding, to nearest even), the sum is rounded
+// the same way and overflows at 2^16384, and the result is printed as
+// "%.17Lf" prints it, from its exact binary value rounded half to even at
+// the 17th place, then trimmed as ld2string(LD_STR_HUMAN) trims it. So
+// 0.1+0.2 gives "0.3", 1-1.1 gives "-0.1", 99971-697.55 gives
+// "99273.45000000000000284" and 1e30 gives
+// "1000000000000000000024696061952", all as Redis does. Only subnormal
+// long doubles (below about 3.4e-4932) are not rounded to their reduced
+// precision; they print as "0" either way.
+//
+// It allocates (math/big), so it suits INCRBYFLOAT rather than hot paths.
+func AppendLongDoubleSum(dst, value, incr []byte) (out []byte, valid, finite bool) {
+	var x, y big.Float
+	if value == nil {
+		x.SetPrec(ldPrec)
+	} else if !parseExtended(&x, value) {
+		return dst, false, false
+	}
+	if !parseExtended(&y, incr) {
+		return dst, false, false
+	}
+	if x.IsInf() || y.IsInf() {
+		return dst, true, false // inf, or NaN for inf-inf
+	}
+	var sum big.Float
+	sum.SetPrec(ldPrec).SetMode(big.ToNearestEven).Add(&x, &y)
+	if sum.Sign() != 0 && sum.MantExp(nil) > ldMaxExp {
+		return dst, true, false // overflow to inf
+	}
+	start := len(dst)
+	dst = sum.Append(dst, 'f', 17)
+	for dst[len(dst)-1] == '0' {
+		dst = dst[:len(dst)-1]
+	}
+	if dst[len(dst)-1] == '.' {
+		dst = dst[:len(dst)-1]
+	}
+	if len(dst)-start == 2 && dst[start] == '-' && dst[start+1] == '0' {
+		dst = append(dst[:start], '0')
+	}
+	return dst, true, true
+}
+
+// ldPrec is the significand width of the x86-64 long double.
+const ldPrec = 64
+
+// maxDecimalExp bounds the decimal or binary exponent parseExtended works
+// with. Anything past it has already been sorted out by the range check
+// (only a zero mantissa can carry such an exponent to parseExtended, and
+// zero needs no exponent).
+const maxDecimalExp = 100000
+
+// parseExtended sets z to b as string2ld reads it on x86-64, with a 64-bit
+// significand, and reports whether string2ld accepts b.
+func parseExtended(z *big.Float, b []byte) bool {
+	z.SetPrec(ldPrec).SetMode(big.ToNearestEven)
+	if _, ok := ParseLongDouble(b); !ok {
+		return false
+	}
+	n, _ := scanStrtod(b)
+	if n.kind == numInf {
+		z.SetInf(n.negative)
+		return true
+	}
+	if !n.nonzero {
+		z.SetInt64(0)
+		if n.negative {
+			z.Neg(z)
+		}
+		return true
+	}
+
+	i := 0
+	if b[0] == '+' || b[0] == '-' {
+		i++
+	}
+	base := 10
+	if n.kind == numHex {
+		base = 16
+		i += 2
+	}
+	// Mantissa digits as an exact integer, and the exponent they shift by.
+	var mant big.Int
+	var digit big.Int
+	bigBase := big.NewInt(int64(base))
+	exp, frac := 0, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c == '.' {
+			frac = true
+			continue
+		}
+		v := numHexValue(c)
+		if v < 0 || v >= base {
+			break
+		}
+		mant.Mul(&mant, bigBase)
+		mant.Add(&mant, digit.SetInt64(int64(v)))
+		if frac {
+			exp--
+		}
+	}
+	if i < len(b) { // the exponent part: e or p, sign, digits
+		i++
+		neg := false
+		if b[i] == '+' || b[i] == '-' {
+			neg = b[i] == '-'
+			i++
+		}
+		e := 0
+		for ; i < len(b); i++ {
+			if e < maxDecimalExp {
+				e = e*10 + int(b[i]-'0')
+			}
+		}
+		if neg {
+			e = -e
+		}
+		if base == 16 {
+			exp *= 4 // each hex fraction digit is 4 bits
+		}
+		exp += e
+	} else if base == 16 {
+		exp *= 4
+	}
+
+	if base == 16 {
+		// mant × 2^exp: one rounding, in SetInt; the scaling is exact.
+		z.SetInt(&mant)
+		z.SetMantExp(z, exp)
+	} else if exp >= 0 {
+		// mant × 10^exp is an integer: one rounding, in SetInt.
+		var p big.Int
+		p.Exp(big.NewInt(10), big.NewInt(int64(exp)), nil)
+		z.SetInt(p.Mul(&mant, &p))
+	} else {
+		// mant / 10^-exp: both exact, one rounding, in Quo.
+		var p big.Int
+		p.Exp(big.NewInt(10), big.NewInt(int64(-exp)), nil)
+		var num, den big.Float
+		num.SetInt(&mant)
+		den.SetInt(&p)
+		z.Quo(&num, &den)
+	}
+	if n.negative {
+		z.Neg(z)
+	}
+	return true
+}
+
 // What follows is deps/fpconv/fpconv_dtoa.c and fpconv_powers.h of Redis
 // 7.2 (night-shift's fpconv, after Florian Loitsch's Grisu2), ported
 // operation for operation so that the digits, including Grisu2's occasional

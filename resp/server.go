@@ -23,6 +23,8 @@ type Server struct {
 	log   *slog.Logger
 	start time.Time
 
+	journal Journal // nil: no append-only log
+
 	// Hot-path copies of mutable config, refreshed by applyConfig.
 	maxBulk     atomic.Int64
 	queryLimit  atomic.Int64

@@ -51,6 +51,9 @@ type Command struct {
 	// dispatcher; args alias the connection's read buffer and must be
 	// copied if kept.
 	Handler func(c *Conn, args [][]byte)
+	// Persist says how the command's effects are journaled (write
+	// commands only); see journal.go.
+	Persist PersistMode
 	// Summary and Group feed COMMAND DOCS.
 	Summary, Group string
 

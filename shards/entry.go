@@ -66,7 +66,7 @@ func (e *Entry) SetBytes(b []byte) {
 		return
 	}
 	e.kind, e.isNum, e.num, e.obj = KindString, false, 0, nil
-	e.str = append(e.str[:0:0], b...)
+	e.str = append(e.str[:0], b...) // the entry owns str: reuse its capacity
 }
 
 // SetObject makes the entry hold obj, of kind k (a sorted set, a sliding

@@ -49,7 +49,8 @@ type Shard struct {
 	volatile map[string]struct{} // keys with a deadline, sampled by active expiry
 	watched  map[string]*watchState
 	count    int
-	_        [40]byte // keep neighbouring shards' locks off one cache line
+	changes  uint64   // writes to this shard's keys, see Changes
+	_        [32]byte // keep neighbouring shards' locks off one cache line
 }
 
 // New returns an empty store.
@@ -297,6 +298,7 @@ func (s *Store) Flush() {
 		}
 		sh.volatile = make(map[string]struct{})
 		sh.count = 0
+		sh.changes++
 		for _, w := range sh.watched {
 			w.version++
 		}

@@ -47,8 +47,10 @@ func (s *Store) Unwatch(key []byte) {
 	}
 }
 
-// touch bumps the version of key if anyone watches it. Requires sh.mu held.
+// touch records a change to key: it bumps the shard's change counter and
+// the key's version if anyone watches it. Requires sh.mu held.
 func (sh *Shard) touch(key []byte) {
+	sh.changes++
 	if len(sh.watched) == 0 {
 		return
 	}
@@ -58,6 +60,7 @@ func (sh *Shard) touch(key []byte) {
 }
 
 func (sh *Shard) touchString(key string) {
+	sh.changes++
 	if len(sh.watched) == 0 {
 		return
 	}
@@ -65,3 +68,9 @@ func (sh *Shard) touchString(key string) {
 		w.version++
 	}
 }
+
+// Changes returns shard i's change counter: it grows with every write to a
+// key of the shard. Comparing it before and after a command tells whether
+// the command changed anything there (the journal skips no-op writes).
+// Requires shard i held.
+func (s *Store) Changes(i int) uint64 { return s.shards[i].changes }

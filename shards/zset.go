@@ -17,9 +17,9 @@ package shards
 // previous entry's score when both are integers. Sorted microsecond
 // timestamps, the scores of the sliding-log recipe, thus take 1–3 bytes
 // instead of 8. The low six bits hold the member's length when it is below
-// 62; 62 marks a member that is a canonical decimal integer, stored as a
-// zigzag varint (a timestamp used as member: 8 bytes instead of 16), and 63 a
-// uvarint length that follows. Because of the deltas the slice can only be
+// 55; 55 to 62 mark a member that is a canonical decimal integer, stored
+// zigzag-encoded in 1 to 8 little-endian bytes (a timestamp used as member:
+// 7 bytes instead of 16), and 63 a uvarint length that follows. Because of the deltas the slice can only be
 // decoded forwards, and removing or inserting an entry re-encodes the entry
 // after it. As in listpack, -0 is stored as the integer 0.
 //
@@ -40,6 +40,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -190,7 +191,7 @@ const (
 	lpScoreDelta = 1 << 6
 	lpScoreInt   = 2 << 6
 	lpScoreMask  = 3 << 6
-	lpMemberInt  = 62
+	lpMemberInt  = 55 // 55+k-1: an integer member in k = 1..8 bytes
 	lpMemberLong = 63
 )
 
@@ -247,8 +248,13 @@ func lpAppendEntry(dst []byte, st *lpState, score float64, member []byte, iv int
 	}
 	switch {
 	case isInt:
-		h |= lpMemberInt
-		dst = binary.AppendVarint(dst, iv)
+		u := uint64(iv<<1) ^ uint64(iv>>63) // zigzag
+		k := max(1, (bits.Len64(u)+7)/8)
+		h |= byte(lpMemberInt + k - 1)
+		for ; k > 0; k-- {
+			dst = append(dst, byte(u))
+			u >>= 8
+		}
 	case len(member) < lpMemberInt:
 		h |= byte(len(member))
 		dst = append(dst, member...)
@@ -272,47 +278,88 @@ func lpDecode(b []byte, off int, st *lpState, m *ZMember) int {
 		off += 8
 		st.isInt = false
 	case lpScoreDelta:
-		d, n := binary.Uvarint(b[off:])
-		off += n
+		var d uint64
+		d, off = uvarint(b, off)
 		st.prev = int64(uint64(st.prev) + d)
 		m.Score = float64(st.prev)
 	default:
-		v, n := binary.Varint(b[off:])
-		off += n
-		st.prev, st.isInt = v, true
-		m.Score = float64(v)
+		var u uint64
+		u, off = uvarint(b, off)
+		st.prev, st.isInt = int64(u>>1)^-int64(u&1), true
+		m.Score = float64(st.prev)
 	}
-	switch l := int(h &^ lpScoreMask); l {
-	case lpMemberInt:
-		v, n := binary.Varint(b[off:])
-		off += n
-		m.Int, m.IsInt, m.Member = v, true, nil
-	case lpMemberLong:
-		u, n := binary.Uvarint(b[off:])
-		off += n
-		m.Member, m.IsInt = b[off:off+int(u)], false
-		off += int(u)
-	default:
+	switch l := int(h &^ lpScoreMask); {
+	case l < lpMemberInt:
 		m.Member, m.IsInt = b[off:off+l], false
 		off += l
+	case l < lpMemberLong:
+		k := l - lpMemberInt + 1
+		var u uint64
+		if off+8 <= len(b) {
+			u = binary.LittleEndian.Uint64(b[off:]) & (^uint64(0) >> (64 - 8*k))
+		} else {
+			for i := k - 1; i >= 0; i-- {
+				u = u<<8 | uint64(b[off+i])
+			}
+		}
+		off += k
+		m.Int, m.IsInt, m.Member = int64(u>>1)^-int64(u&1), true, nil
+	default:
+		var u uint64
+		u, off = uvarint(b, off)
+		m.Member, m.IsInt = b[off:off+int(u)], false
+		off += int(u)
 	}
 	return off
+}
+
+// uvarint decodes the uvarint at b[off:] and returns it with the offset
+// after it. The slice holds only what lpAppend wrote, so it is well formed.
+func uvarint(b []byte, off int) (uint64, int) {
+	c := b[off]
+	if c < 0x80 {
+		return uint64(c), off + 1
+	}
+	v := uint64(c & 0x7f)
+	for shift := uint(7); ; shift += 7 {
+		off++
+		c = b[off]
+		if c < 0x80 {
+			return v | uint64(c)<<shift, off + 1
+		}
+		v |= uint64(c&0x7f) << shift
+	}
 }
 
 // lpFind finds member in the compact encoding: its position, the offset
 // after it and the state there, its rank and its score.
 func (z *ZSet) lpFind(member []byte) (pos lpPos, end int, endSt lpState, rank int, m ZMember, ok bool) {
+	pos, end, endSt, rank, m, ok, _ = z.lpLocate(member, 0, false)
+	return
+}
+
+// lpLocate is lpFind that also returns, when withIns is set and member is
+// absent, where (score, member) would be inserted: the one walk ZADD needs.
+func (z *ZSet) lpLocate(member []byte, score float64, withIns bool) (pos lpPos, end int, endSt lpState, rank int, m ZMember, ok bool, ins lpPos) {
 	qi, qIsInt := canonicalInt(member)
 	var st lpState
-	for off, i := 0, 0; off < len(z.lp); i++ {
+	insFound := !withIns
+	off := 0
+	for i := 0; off < len(z.lp); i++ {
 		before := st
 		next := lpDecode(z.lp, off, &st, &m)
 		if m.IsInt == qIsInt && (qIsInt && m.Int == qi || !qIsInt && bytes.Equal(m.Member, member)) {
-			return lpPos{off, before}, next, st, i, m, true
+			return lpPos{off, before}, next, st, i, m, true, lpPos{}
+		}
+		if !insFound && m.cmpEntry(score, member) > 0 {
+			ins, insFound = lpPos{off, before}, true
 		}
 		off = next
 	}
-	return lpPos{}, 0, lpState{}, 0, ZMember{}, false
+	if !insFound {
+		ins = lpPos{off, st}
+	}
+	return lpPos{}, 0, lpState{}, 0, ZMember{}, false, ins
 }
 
 // lpSeek returns the position of the entry of rank r (r == n gives the end).
@@ -445,14 +492,14 @@ func (z *ZSet) Add(score float64, member []byte, flags ZAddFlags) (ZAddResult, f
 	}
 	var cur float64
 	var exists bool
-	var pos lpPos
+	var pos, ins lpPos
 	var end int
 	var endSt lpState
 	if z.big != nil {
 		cur, exists = z.big.dict[tmpString(member)]
 	} else {
 		var m ZMember
-		pos, end, endSt, _, m, exists = z.lpFind(member)
+		pos, end, endSt, _, m, exists, ins = z.lpLocate(member, score, flags&ZAddIncr == 0)
 		cur = m.Score
 	}
 	if exists {
@@ -489,11 +536,15 @@ func (z *ZSet) Add(score float64, member []byte, flags ZAddFlags) (ZAddResult, f
 	if z.big == nil && (int64(z.n)+1 > zsetMaxEntries.Load() || int64(len(member)) > zsetMaxValue.Load()) {
 		z.convert(z.n + 1)
 	}
-	if z.big != nil {
+	switch {
+	case z.big != nil:
 		s := string(member)
 		z.big.tree.Set(zitem{score, s})
 		z.big.dict[s] = score
-	} else {
+	case flags&ZAddIncr == 0: // ins was found by the same walk
+		z.lpSplice(ins, ins.off, ins.st, true, score, member)
+		z.n++
+	default:
 		z.lpInsert(score, member)
 	}
 	return ZAdded, score

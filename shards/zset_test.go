@@ -279,7 +279,7 @@ func TestZSetEncodingTable(t *testing.T) {
 	}{
 		0: {[][2]string{{"1", "a"}}, 1 + 1 + 1},                                                           // int score 1 (zigzag 2), inline member
 		1: {[][2]string{{"1.5", "a"}}, 1 + 8 + 1},                                                         // float score
-		2: {[][2]string{{"1795307408539667", "1795307408539667"}}, 1 + 8 + 8},                             // int score, int member
+		2: {[][2]string{{"1795307408539667", "1795307408539667"}}, 1 + 8 + 7},                             // int score, int member
 		3: {[][2]string{{"1795307408539667", "x"}, {"1795307408540667", "y"}}, (1 + 8 + 1) + (1 + 2 + 1)}, // delta 1000: 2 bytes
 		4: {[][2]string{{"-0", "a"}}, 1 + 1 + 1},                                                          // -0 stored as integer 0
 		5: {[][2]string{{"1", string(bytes.Repeat([]byte("q"), 62))}}, 1 + 1 + 1 + 62},                    // long member: length uvarint

@@ -1,0 +1,155 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDefaults(t *testing.T) {
+	c := New()
+	for i, tt := range []struct{ name, want string }{
+		{"bind", "127.0.0.1"}, {"port", "6380"}, {"dir", "./data"}, {"requirepass", ""},
+		{"proto-max-bulk-len", "536870912"}, {"client-query-buffer-limit", "1073741824"},
+		{"appendonly", "yes"}, {"save", "3600 1 300 100 60 10000"}, {"maxclients", "10000"},
+	} {
+		if got := c.Get(tt.name); got != tt.want {
+			t.Errorf("step %d: %s = %q, want %q", i, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestParseFileThenFlags(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ratekv.conf")
+	conf := "# comment\nport 7000\nrequirepass \"pa ss\"\nsave 900 1 300 10\n\nproto-max-bulk-len 1mb\nLogLevel warning\n"
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := New()
+	if err := c.Parse([]string{path, "--port", "7001", "--maxclients=5"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, tt := range []struct{ name, want string }{
+		{"port", "7001"}, {"requirepass", "pa ss"}, {"save", "900 1 300 10"},
+		{"proto-max-bulk-len", "1048576"}, {"loglevel", "warning"}, {"maxclients", "5"},
+	} {
+		if got := c.Get(tt.name); got != tt.want {
+			t.Errorf("step %d: %s = %q, want %q", i, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for i, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus", "1"}, "unknown option --bogus"},
+		{[]string{"--port"}, "needs a value"},
+		{[]string{"--port", "x"}, "couldn't be parsed"},
+		{[]string{"--port", "70000"}, "between 0 and 65535"},
+		{[]string{"--shards", "3"}, "power of two"},
+		{[]string{"--loglevel", "loud"}, "one of the following"},
+		{[]string{"--proto-max-bulk-len", "12zz"}, "memory value"},
+		{[]string{"--save", "900"}, "invalid save"},
+		{[]string{"/nonexistent/ratekv.conf"}, "reading config file"},
+		{[]string{"--port", "1", "stray"}, "unexpected argument"},
+	} {
+		err := New().Parse(tt.args)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("step %d %q: have %v, want it to contain %q", i, tt.args, err, tt.want)
+		}
+	}
+	if err := New().Parse([]string{"--help"}); !errors.Is(err, ErrHelp) {
+		t.Errorf("--help: %v", err)
+	}
+	if err := New().Parse([]string{"--version"}); !errors.Is(err, ErrVersion) {
+		t.Errorf("--version: %v", err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.conf")
+	os.WriteFile(path, []byte("port 1\nnosuch 2\n"), 0o644)
+	if err := New().Parse([]string{path}); err == nil || !strings.Contains(err.Error(), "line 2: unknown option \"nosuch\"") {
+		t.Errorf("bad file: %v", err)
+	}
+}
+
+func TestSetRuntime(t *testing.T) {
+	c := New()
+	var changed []string
+	c.OnChange = func(name, value string) { changed = append(changed, name+"="+value) }
+	if err := c.SetRuntime("port", "1"); !errors.Is(err, ErrImmutable) {
+		t.Errorf("port: %v", err)
+	}
+	if err := c.SetRuntime("nosuch", "1"); !errors.Is(err, ErrUnknown) {
+		t.Errorf("nosuch: %v", err)
+	}
+	if err := c.SetRuntime("MAXCLIENTS", "7"); err != nil {
+		t.Fatal(err)
+	}
+	if c.Int("maxclients") != 7 || len(changed) != 1 || changed[0] != "maxclients=7" {
+		t.Errorf("maxclients: %d, changes %q", c.Int("maxclients"), changed)
+	}
+}
+
+func TestParseMemory(t *testing.T) {
+	for i, tt := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"100", 100, true}, {"1k", 1000, true}, {"1kb", 1024, true}, {"2MB", 2 << 20, true},
+		{"1g", 1e9, true}, {"1gb", 1 << 30, true}, {"", 0, false}, {"-1", 0, false}, {"1tb", 0, false},
+		{"99999999999999gb", 0, false},
+	} {
+		got, err := ParseMemory(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("step %d %q: have %d, %v; want %d, ok=%v", i, tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	for i, tt := range []struct {
+		in   string
+		want []string
+		ok   bool
+	}{
+		{"a b  c", []string{"a", "b", "c"}, true},
+		{`set "a b" 'c d'`, []string{"set", "a b", "c d"}, true},
+		{`"\x41\n\t\\"`, []string{"A\n\t\\"}, true},
+		{`'it\'s'`, []string{"it's"}, true},
+		{`""`, []string{""}, true},
+		{`"abc`, nil, false},
+		{`"a"b`, nil, false},
+		{`'a`, nil, false},
+		{"", nil, true},
+	} {
+		got, ok := SplitArgs(tt.in)
+		if ok != tt.ok || strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
+			t.Errorf("step %d %q: have %q, %v; want %q, %v", i, tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func FuzzSplitArgs(f *testing.F) {
+	for _, s := range []string{`a "b c" 'd'`, `"\x4`, `'\'`, "\"\\\"\""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		words, ok := SplitArgs(s)
+		if !ok {
+			return
+		}
+		total := 0
+		for _, w := range words {
+			total += len(w)
+		}
+		if total > len(s) {
+			t.Fatalf("%q split into more bytes than it has: %q", s, words)
+		}
+	})
+}

@@ -1,0 +1,174 @@
+package resp
+
+import (
+	"github.com/ratekv/ratekv/shards"
+	"github.com/tidwall/redcon"
+)
+
+// The journal hook: how write commands reach the append-only log.
+//
+// The log records effects, not time-dependent commands, so that replaying
+// it at any later time rebuilds the same state. After a write command has
+// run, and while its shard locks are still held (so records of one key are
+// appended in the order the writes happened), the dispatcher checks the
+// change counters of the shards it holds; a command that changed nothing
+// (a refused CL.THROTTLE, SET NX on an existing key) logs nothing. What a
+// command that did change something logs depends on Command.Persist:
+//
+//   - PersistImage (the default): for every key of the command, its state
+//     afterwards: DEL when gone, else a command that recreates it with an
+//     absolute deadline (SET key value [PXAT ms] for strings, the value's
+//     RESTORE form for other types). Always correct; used for strings,
+//     counters and CL.THROTTLE, whose images are small.
+//   - PersistVerbatim: the command as sent, for commands whose effect
+//     depends only on their arguments and the prior state (ZADD, ZREM,
+//     DEL, FLUSHALL), where an image could be large.
+//   - PersistTTL: for every key, only its deadline afterwards (PEXPIREAT,
+//     PERSIST or DEL): EXPIRE and friends, without re-logging a big value.
+//   - PersistCustom: the handler calls c.journalAppend itself (SL.THROTTLE
+//     logs the entries it added).
+//
+// Records are RESP arrays built with redcon's Append helpers, replayed
+// through the same command table as live traffic. Durability is settled
+// per pipeline batch: before any reply of the batch leaves, the
+// connection waits for the journal per the appendfsync policy.
+
+// Journal receives effect records. Package persist implements it.
+type Journal interface {
+	// Append adds one RESP-encoded record and returns its sequence number.
+	// It is called with shard locks held and must not block on I/O.
+	Append(rec []byte) uint64
+	// Sync makes records up to seq as durable as the policy demands
+	// (appendfsync always: fsynced) and returns the write error if that
+	// cannot be done.
+	Sync(seq uint64) error
+	// Err returns the error that makes the journal refuse writes (a failed
+	// write or fsync not yet recovered), or nil.
+	Err() error
+}
+
+// PersistMode says how a write command is journaled; see the file comment.
+type PersistMode uint8
+
+// Persist modes.
+const (
+	PersistImage PersistMode = iota
+	PersistVerbatim
+	PersistTTL
+	PersistCustom
+)
+
+// dumpValue, when set, appends the RESTORE payload of a non-string entry
+// (package persist sets it; strings never need it).
+var dumpValue func(dst []byte, e *shards.Entry) []byte
+
+// SetJournal attaches the journal that write commands log to. Call before
+// Serve; nil detaches.
+func (s *Server) SetJournal(j Journal) { s.journal = j }
+
+// changeCount sums the change counters of the shards this command holds.
+func (c *Conn) changeCount() uint64 {
+	st := c.srv.store
+	var n uint64
+	if c.heldAll {
+		for i := 0; i < st.NumShards(); i++ {
+			n += st.Changes(i)
+		}
+		return n
+	}
+	for _, i := range c.held {
+		n += st.Changes(i)
+	}
+	return n
+}
+
+// journalAppend appends one record made of args. Handlers with
+// PersistCustom call it; requires the command's shards held.
+func (c *Conn) journalAppend(args ...[]byte) {
+	j := c.srv.journal
+	if j == nil || c.replaying {
+		return
+	}
+	rec := redcon.AppendArray(c.recBuf[:0], len(args))
+	for _, a := range args {
+		rec = redcon.AppendBulk(rec, a)
+	}
+	c.recBuf = rec
+	c.journalSeq = j.Append(rec)
+}
+
+// journalEffects logs what cmd changed; see the file comment.
+func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
+	switch cmd.Persist {
+	case PersistCustom:
+		return
+	case PersistVerbatim:
+		c.journalAppend(args...)
+		return
+	}
+	if cmd.Flags&FlagAllShards != 0 {
+		c.journalAppend(args...)
+		return
+	}
+	st := c.srv.store
+	idx := cmd.keyIndexes(args, c.keyBuf[:0])
+	c.keyBuf = idx
+	var num [20]byte
+	for _, i := range idx {
+		key := args[i]
+		e := st.Peek(key, c.nowMs)
+		switch {
+		case e == nil:
+			c.journalAppend(bDEL, key)
+		case cmd.Persist == PersistTTL && e.ExpireAt() == 0:
+			c.journalAppend(bPERSIST, key)
+		case cmd.Persist == PersistTTL:
+			c.journalAppend(bPEXPIREAT, key, appendInt(num[:0], e.ExpireAt()))
+		case e.Kind() == shards.KindString:
+			c.valBuf = e.AppendBytes(c.valBuf[:0])
+			if e.ExpireAt() != 0 {
+				c.journalAppend(bSET, key, c.valBuf, bPXAT, appendInt(num[:0], e.ExpireAt()))
+			} else {
+				c.journalAppend(bSET, key, c.valBuf)
+			}
+		case dumpValue != nil:
+			c.valBuf = dumpValue(c.valBuf[:0], e)
+			c.journalAppend(bRESTORE, key, appendInt(num[:0], e.ExpireAt()), c.valBuf, bREPLACE, bABSTTL)
+		default:
+			panic("resp: no RESTORE encoding for " + e.Kind().String())
+		}
+	}
+}
+
+var (
+	bDEL       = []byte("DEL")
+	bPERSIST   = []byte("PERSIST")
+	bPEXPIREAT = []byte("PEXPIREAT")
+	bSET       = []byte("SET")
+	bPXAT      = []byte("PXAT")
+	bRESTORE   = []byte("RESTORE")
+	bREPLACE   = []byte("REPLACE")
+	bABSTTL    = []byte("ABSTTL")
+)
+
+func appendInt(dst []byte, n int64) []byte {
+	var buf [20]byte
+	i := len(buf)
+	u := uint64(n)
+	if n < 0 {
+		u = uint64(-n)
+	}
+	for {
+		i--
+		buf[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if n < 0 {
+		i--
+		buf[i] = '-'
+	}
+	return append(dst, buf[i:]...)
+}
