@@ -1287,11 +1287,15 @@ func (st *serverStats) notePeak(used uint64) uint64 {
 }
 
 // record takes one sample of the counters at time now (Unix ns). A counter
-// that went down (CONFIG RESETSTAT) counts as zero activity.
+// that went down (CONFIG RESETSTAT) counts as zero activity; a reading no
+// later than the previous one is ignored, so its activity goes to the next.
 func (st *serverStats) record(now int64, vals [numMetrics]int64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.lastAt != 0 && now > st.lastAt {
+	if st.lastAt != 0 {
+		if now <= st.lastAt {
+			return
+		}
 		dt := float64(now-st.lastAt) / 1e9
 		for i, v := range vals {
 			st.samples[i][st.next] = float64(max(v-st.last[i], 0)) / dt

@@ -229,13 +229,13 @@ func (c *Conn) close() {
 // dispatch checks and runs (or queues) one request.
 func (c *Conn) dispatch(args [][]byte) {
 	cmd := lookupCommand(args[0])
-	c.srv.totalCommands.Add(1)
 	if cmd == nil {
 		c.flagTx()
 		c.WriteError(unknownCommand(args))
 		return
 	}
 	c.lastCmd.Store(cmd)
+	c.srv.totalCommands.Add(1) // as Redis: rejected calls count, unknown commands don't
 	if !cmd.arityOK(len(args)) {
 		c.flagTx()
 		cmd.rejected.Add(1)

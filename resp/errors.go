@@ -56,6 +56,20 @@ const (
 	errNotInMulti        = "ERR Command not allowed inside a transaction"
 	errClusterDisabled   = "ERR This instance has cluster support disabled"
 
+	// Persistence (cmd_persist.go). errSaveFailed is Redis's bare shared.err.
+	errBusyKey           = "BUSYKEY Target key name already exists."
+	errRestoreTTL        = "ERR Invalid TTL value, must be >= 0"
+	errRestoreIdle       = "ERR Invalid IDLETIME value, must be >= 0"
+	errRestoreFreq       = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+	errDumpPayload       = "ERR DUMP payload version or checksum are wrong"
+	errBadDataFormat     = "ERR Bad data format"
+	errBgsaveInProgress  = "ERR Background save already in progress"
+	errBgsaveDuringAOF   = "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible."
+	errRewriteInProgress = "ERR Background append only file rewriting already in progress"
+	errRewriteFailed     = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
+	errSaveFailed        = "ERR"
+	errNoPersistence     = "ERR persistence is not configured on this server"
+
 	// CL.THROTTLE family: redis-cell's texts (module errors carry no ERR
 	// prefix), plus ratekv's own for inputs redis-cell would wrap on.
 	errCellUsage     = "Cell error: Store error: Usage: %s <key> <max_burst> <count per period> <period> [<quantity>]"
@@ -65,6 +79,19 @@ const (
 	errCellNegative  = "ERR max_burst, count and period must not be negative"
 	errCellAllUsage  = "ERR syntax error, usage: CL.THROTTLEALL numlimits key max_burst count period [key max_burst count period ...] [QUANTITY quantity]"
 	errCellNumLimits = "ERR numlimits must be a positive integer"
+
+	// Sorted sets (src/t_zset.c, and object.c's range checks).
+	errZaddNXXX     = "ERR XX and NX options at the same time are not compatible"
+	errZaddIncrPair = "ERR INCR option supports a single increment-element pair"
+	errZsetNaN      = "ERR resulting score is not a number (NaN)"
+	errMinMaxFloat  = "ERR min or max is not a float"
+	errMinMaxLex    = "ERR min or max not valid string range item"
+	errZrangeLimit  = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+	errZrangeLexWS  = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+	errMustPositive = "ERR value is out of range, must be positive"
+	errLongBetween  = "ERR value is out of range, value must between %d and %d"
+	errValueRange   = "ERR value is out of range"
+	errWindowArg    = "ERR %s must be an integer between %d and %d" // SL.THROTTLE, SW.THROTTLE
 
 	// Protocol errors: the client is told, then disconnected.
 	errProtoMultibulkLen = "ERR Protocol error: invalid multibulk length"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/shards"
 )
 
@@ -23,7 +24,8 @@ type Server struct {
 	log   *slog.Logger
 	start time.Time
 
-	journal Journal // nil: no append-only log
+	journal Journal          // nil: no append-only log
+	persist *persist.Manager // nil: no persistence (SAVE etc. refuse); see cmd_persist.go
 
 	// Hot-path copies of mutable config, refreshed by applyConfig.
 	maxBulk     atomic.Int64
@@ -82,6 +84,8 @@ func (s *Server) applyConfig() {
 	s.idleTimeout.Store(s.cfg.Int("timeout"))
 	pw := s.cfg.Get("requirepass")
 	s.password.Store(&pw)
+	// Process-wide: the sorted-set code reads them on every insertion.
+	shards.SetZSetLimits(s.cfg.Int("zset-max-listpack-entries"), s.cfg.Int("zset-max-listpack-value"))
 }
 
 // Listen binds every address of the bind parameter on the configured port.

@@ -16,7 +16,7 @@ const (
 	FlagFast                       // O(1) or O(log N)
 	FlagAdmin                      // server administration
 	FlagNoAuth                     // allowed before AUTH
-	FlagNoMulti                    // runs immediately even inside MULTI (MULTI, EXEC, WATCH, …)
+	FlagNoMulti                    // transaction control: runs at once inside MULTI instead of being queued (MULTI, EXEC, WATCH, …)
 	FlagAllShards                  // touches the whole keyspace: the dispatcher locks every shard
 	FlagLoading                    // allowed while loading
 	FlagStale                      // allowed on a stale replica
@@ -28,7 +28,7 @@ var flagNames = []struct {
 	name string
 }{
 	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
-	{FlagAdmin, "admin"}, {FlagNoAuth, "no_auth"}, {FlagNoMulti, "no_multi"},
+	{FlagAdmin, "admin"}, {FlagNoAuth, "no_auth"},
 	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagFast, "fast"},
 }
 
