@@ -2,7 +2,8 @@
 //
 // Usage: ratekv [/path/to/ratekv.conf] [--option value ...]; see --help.
 // main only parses configuration and wires the pieces together:
-// keyspace → server → listen, then waits for a signal or SHUTDOWN.
+// keyspace → persistence (load, attach the journal) → server → listen,
+// then waits for a signal or SHUTDOWN, and flushes the log on the way out.
 package main
 
 import (
@@ -12,10 +13,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/resp"
 	"github.com/ratekv/ratekv/shards"
 )
@@ -37,12 +40,33 @@ func run(args []string) int {
 		return 1
 	}
 
+	// RATEKV_CPUPROFILE=file writes a CPU profile until shutdown, for
+	// profiling under bench load (see bench/README.md).
+	if path := os.Getenv("RATEKV_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ratekv: RATEKV_CPUPROFILE: %v\n", err)
+			return 1
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "ratekv: RATEKV_CPUPROFILE: %v\n", err)
+			return 1
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+
 	level := new(slog.LevelVar)
 	level.Set(logLevel(cfg.Get("loglevel")))
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	var mgr *persist.Manager // set once the data is loaded
 	cfg.OnChange = func(name, value string) {
-		if name == "loglevel" {
+		switch name {
+		case "loglevel":
 			level.Set(logLevel(value))
+		case "appendfsync":
+			if mgr != nil {
+				mgr.SetFsync(value)
+			}
 		}
 	}
 
@@ -56,10 +80,22 @@ func run(args []string) int {
 	defer store.Close()
 
 	srv := resp.New(store, cfg, log)
-	if err := srv.Listen(); err != nil {
-		log.Error("cannot listen", "err", err)
+	m, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Logger: log})
+	if err != nil {
+		log.Error("cannot load the data; not starting", "dir", cfg.Get("dir"), "err", err)
 		return 1
 	}
+	mgr = m
+	if j := mgr.Journal(); j != nil {
+		srv.SetJournal(j)
+	}
+	srv.SetPersistence(mgr)
+	if err := srv.Listen(); err != nil {
+		log.Error("cannot listen", "err", err)
+		mgr.Close()
+		return 1
+	}
+	mgr.Start()
 	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", resp.Version, "shards", store.NumShards())
 
 	errc := make(chan error, 1)
@@ -75,6 +111,7 @@ func run(args []string) int {
 	case err := <-errc:
 		if err != nil {
 			log.Error("server stopped", "err", err)
+			mgr.Close()
 			return 1
 		}
 	}
@@ -82,6 +119,10 @@ func run(args []string) int {
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Warn("connections did not finish in time", "err", err)
+	}
+	if err := mgr.Close(); err != nil {
+		log.Error("persisting the data at shutdown failed", "err", err)
+		return 1
 	}
 	log.Info("ratekv is now ready to exit, bye bye")
 	return 0

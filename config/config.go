@@ -7,6 +7,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -25,6 +26,10 @@ type Param struct {
 	// Check validates and normalises a value; it returns the canonical form
 	// (what CONFIG GET shows, e.g. "512mb" → "536870912").
 	Check func(v string) (string, error)
+	// Alias is an older name accepted for the parameter (Redis's
+	// zset-max-ziplist-* for zset-max-listpack-*); it reads and writes the
+	// same value and CONFIG GET patterns list it too.
+	Alias string
 }
 
 // Params is the parameter table, in --help order.
@@ -40,15 +45,25 @@ var Params = []Param{
 	{Name: "shards", Default: "0", Usage: "number of keyspace shards, a power of two (0: 16 per core)", Check: shardsCheck},
 	{Name: "loglevel", Default: "notice", Mutable: true, Usage: "debug, verbose, notice or warning", Check: oneOf("debug", "verbose", "notice", "warning")},
 	{Name: "save", Default: "3600 1 300 100 60 10000", Mutable: true, Usage: `snapshot rules "seconds changes ..." ("" disables)`, Check: saveCheck},
-	{Name: "appendonly", Default: "yes", Mutable: true, Usage: "keep an append-only log (yes/no)", Check: oneOf("yes", "no")},
+	{Name: "appendonly", Default: "yes", Usage: "keep an append-only log (yes/no; set at start)", Check: oneOf("yes", "no")},
+	{Name: "appendfsync", Default: "everysec", Mutable: true, Usage: "fsync the log: always (before replying), everysec or no", Check: oneOf("always", "everysec", "no")},
+	{Name: "appendfilename", Default: "appendonly.aof", Usage: "base name of the append-only log files", Check: fileName},
+	{Name: "appenddirname", Default: "appendonlydir", Usage: "directory of the append-only log files, inside dir", Check: fileName},
+	{Name: "dbfilename", Default: "dump.rkv", Usage: "snapshot file (ratekv's format, not RDB), inside dir", Check: fileName},
+	{Name: "auto-aof-rewrite-percentage", Default: "100", Mutable: true, Usage: "rewrite the log when it grew by this percentage since the last rewrite (0: never)", Check: intRange(0, 1<<31-1)},
+	{Name: "auto-aof-rewrite-min-size", Default: "64mb", Mutable: true, Usage: "do not rewrite the log automatically below this size", Check: memRange(0, 1<<50)},
+	{Name: "aof-load-truncated", Default: "yes", Mutable: true, Usage: "at start, truncate a torn last record of the log (yes) or refuse to start (no)", Check: oneOf("yes", "no")},
+	{Name: "aof-load-corrupt", Default: "refuse", Mutable: true, Usage: "at start, on corruption inside the log: refuse to start, or truncate there (the rest is kept aside)", Check: oneOf("refuse", "truncate")},
 	{Name: "databases", Default: "1", Usage: "number of databases (ratekv has only db 0)", Check: oneOf("1")},
+	{Name: "zset-max-listpack-entries", Alias: "zset-max-ziplist-entries", Default: "128", Mutable: true, Usage: "sorted sets with at most this many members use the compact encoding", Check: intRange(0, math.MaxInt64)},
+	{Name: "zset-max-listpack-value", Alias: "zset-max-ziplist-value", Default: "64", Mutable: true, Usage: "sorted sets whose members are all at most this long (bytes) use the compact encoding", Check: intRange(0, math.MaxInt64)},
 }
 
 // Lookup returns the parameter named name (case-insensitive).
 func Lookup(name string) (*Param, bool) {
 	name = strings.ToLower(name)
 	for i := range Params {
-		if Params[i].Name == name {
+		if Params[i].Name == name || Params[i].Alias == name && name != "" {
 			return &Params[i], true
 		}
 	}
@@ -82,7 +97,13 @@ func New() *Config {
 func (c *Config) Get(name string) string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.vals[name]
+	if v, ok := c.vals[name]; ok {
+		return v
+	}
+	if p, ok := Lookup(name); ok { // an alias
+		return c.vals[p.Name]
+	}
+	return ""
 }
 
 // Int returns the value of a numeric parameter.
@@ -129,11 +150,14 @@ func (c *Config) SetRuntime(name, value string) error {
 	return c.Set(name, value)
 }
 
-// Names returns every parameter name, sorted.
+// Names returns every parameter name and alias, sorted.
 func Names() []string {
 	out := make([]string, 0, len(Params))
 	for _, p := range Params {
 		out = append(out, p.Name)
+		if p.Alias != "" {
+			out = append(out, p.Alias)
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -236,4 +260,12 @@ func Usage() string {
 		fmt.Fprintf(&b, "  --%-27s %s (default %s)\n", p.Name, p.Usage, def)
 	}
 	return b.String()
+}
+
+// fileName accepts a plain file name (no directory part).
+func fileName(v string) (string, error) {
+	if v == "" || v == "." || v == ".." || strings.ContainsAny(v, `/\`) {
+		return "", errors.New("must be a file name without a directory")
+	}
+	return v, nil
 }

@@ -41,13 +41,17 @@ func init() {
 			Summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", Group: "generic"},
 		&Command{Name: "type", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdType,
 			Summary: "Determines the type of value stored at a key.", Group: "generic"},
-		&Command{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdExpire,
+		&Command{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Persist: PersistTTL,
+			Handler: cmdExpire,
 			Summary: "Sets the expiration time of a key in seconds.", Group: "generic"},
-		&Command{Name: "pexpire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdPexpire,
+		&Command{Name: "pexpire", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Persist: PersistTTL,
+			Handler: cmdPexpire,
 			Summary: "Sets the expiration time of a key in milliseconds.", Group: "generic"},
-		&Command{Name: "expireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdExpireat,
+		&Command{Name: "expireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Persist: PersistTTL,
+			Handler: cmdExpireat,
 			Summary: "Sets the expiration time of a key to a Unix timestamp.", Group: "generic"},
-		&Command{Name: "pexpireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdPexpireat,
+		&Command{Name: "pexpireat", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Persist: PersistTTL,
+			Handler: cmdPexpireat,
 			Summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.", Group: "generic"},
 		&Command{Name: "ttl", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdTTL,
 			Summary: "Returns the expiration time in seconds of a key.", Group: "generic"},
@@ -57,7 +61,8 @@ func init() {
 			Summary: "Returns the expiration time of a key as a Unix timestamp.", Group: "generic"},
 		&Command{Name: "pexpiretime", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdPexpiretime,
 			Summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", Group: "generic"},
-		&Command{Name: "persist", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdPersist,
+		&Command{Name: "persist", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Persist: PersistTTL,
+			Handler: cmdPersist,
 			Summary: "Removes the expiration time of a key.", Group: "generic"},
 		&Command{Name: "keys", Arity: 2, Flags: FlagReadOnly | FlagAllShards, Handler: cmdKeys,
 			Summary: "Returns all key names that match a pattern.", Group: "generic"},
@@ -255,7 +260,10 @@ func (c *Conn) ttlGeneric(key []byte, ms, abs bool) {
 		t = max(at-c.nowMs, 0)
 	}
 	if !ms {
-		t = (t + 500) / 1000
+		// (t+500)/1000, Redis's rounding, without overflowing near
+		// MaxInt64 (a PXAT deadline can be that far): Redis replies the
+		// exact quotient there too.
+		t = t/1000 + (t%1000+500)/1000
 	}
 	c.WriteInt(t)
 }

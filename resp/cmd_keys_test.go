@@ -132,6 +132,10 @@ func TestTTLFamily(t *testing.T) {
 		17: {a("PERSIST", "k"), ":0\r\n"},
 		18: {a("PERSIST", "nope"), ":0\r\n"},
 		19: {a("TTL", "k"), ":-1\r\n"},
+		20: {a("PEXPIREAT", "k", "9223372036854775807"), ":1\r\n"},
+		21: {a("EXPIRETIME", "k"), ":9223372036854776\r\n"}, // no overflow in the rounding
+		22: {a("TTL", "k"), ":" + strconv.FormatInt((9223372036854775807-now-500)/1000+1, 10) + "\r\n"},
+		23: {a("PERSIST", "k"), ":1\r\n"},
 	})
 
 	// The clock moves: the TTL counts down and the key disappears at its

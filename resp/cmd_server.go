@@ -811,9 +811,14 @@ func cmdTime(c *Conn, args [][]byte) {
 	c.WriteBulkInt(c.now % 1e9 / 1e3)
 }
 
-// lastSave is the Unix time of the last successful save. Until ratekv
-// persists anything it is the start time, as on a fresh Redis.
-func (s *Server) lastSave() int64 { return s.start.Unix() }
+// lastSave is the Unix time of the last successful save: the start time
+// until the first, as on a fresh Redis (and always, without persistence).
+func (s *Server) lastSave() int64 {
+	if s.persist != nil {
+		return s.persist.LastSave()
+	}
+	return s.start.Unix()
+}
 
 // LASTSAVE
 func cmdLastsave(c *Conn, args [][]byte) { c.WriteInt(c.srv.lastSave()) }
@@ -1111,26 +1116,75 @@ func infoMemory(c *Conn, ib *infoBuilder) {
 
 func infoPersistence(c *Conn, ib *infoBuilder) {
 	s := c.srv
-	aof := int64(0)
-	if s.cfg.Get("appendonly") == "yes" {
-		aof = 1
+	if s.persist == nil { // a server without persistence (tests): idle values
+		aof := int64(0)
+		if s.cfg.Get("appendonly") == "yes" {
+			aof = 1
+		}
+		ib.num("loading", 0)
+		ib.num("async_loading", 0)
+		ib.num("rdb_changes_since_last_save", s.store.Dirty())
+		ib.num("rdb_bgsave_in_progress", 0)
+		ib.num("rdb_last_save_time", s.lastSave())
+		ib.str("rdb_last_bgsave_status", "ok")
+		ib.num("rdb_last_bgsave_time_sec", -1)
+		ib.num("rdb_current_bgsave_time_sec", -1)
+		ib.num("rdb_saves", 0)
+		ib.num("aof_enabled", aof)
+		ib.num("aof_rewrite_in_progress", 0)
+		ib.num("aof_rewrite_scheduled", 0)
+		ib.num("aof_last_rewrite_time_sec", -1)
+		ib.num("aof_current_rewrite_time_sec", -1)
+		ib.str("aof_last_bgrewrite_status", "ok")
+		ib.str("aof_last_write_status", "ok")
+		return
 	}
-	ib.num("loading", 0)
+	// Redis's fields and order; those about forks and modules are left out,
+	// aof_fsync and aof_last_write_error are ratekv's.
+	st := s.persist.Stats()
+	okErr := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "err"
+	}
+	ib.num("loading", 0) // the data is loaded before the server listens
 	ib.num("async_loading", 0)
-	ib.num("rdb_changes_since_last_save", s.store.Dirty())
-	ib.num("rdb_bgsave_in_progress", 0)
-	ib.num("rdb_last_save_time", s.lastSave())
-	ib.str("rdb_last_bgsave_status", "ok")
-	ib.num("rdb_last_bgsave_time_sec", -1)
-	ib.num("rdb_current_bgsave_time_sec", -1)
-	ib.num("rdb_saves", 0)
-	ib.num("aof_enabled", aof)
-	ib.num("aof_rewrite_in_progress", 0)
-	ib.num("aof_rewrite_scheduled", 0)
-	ib.num("aof_last_rewrite_time_sec", -1)
-	ib.num("aof_current_rewrite_time_sec", -1)
-	ib.str("aof_last_bgrewrite_status", "ok")
-	ib.str("aof_last_write_status", "ok")
+	ib.num("rdb_changes_since_last_save", st.ChangesSinceSave)
+	ib.num("rdb_bgsave_in_progress", boolNum(st.BgsaveInProgress))
+	ib.num("rdb_last_save_time", st.LastSave)
+	ib.str("rdb_last_bgsave_status", okErr(st.LastBgsaveOK))
+	ib.num("rdb_last_bgsave_time_sec", st.LastBgsaveSeconds)
+	ib.num("rdb_current_bgsave_time_sec", st.CurrentBgsaveSeconds)
+	ib.num("rdb_saves", st.Saves)
+	ib.num("rdb_last_load_keys_expired", st.LoadedExpired)
+	ib.num("rdb_last_load_keys_loaded", st.LoadedKeys)
+	ib.num("aof_enabled", boolNum(st.AOFEnabled))
+	ib.num("aof_rewrite_in_progress", boolNum(st.RewriteInProgress))
+	ib.num("aof_rewrite_scheduled", boolNum(st.RewriteScheduled))
+	ib.num("aof_last_rewrite_time_sec", st.LastRewriteSeconds)
+	ib.num("aof_current_rewrite_time_sec", st.CurrentRewriteSeconds)
+	ib.str("aof_last_bgrewrite_status", okErr(st.LastRewriteOK))
+	ib.num("aof_rewrites", st.Rewrites)
+	ib.num("aof_rewrites_consecutive_failures", st.RewriteFailures)
+	ib.str("aof_last_write_status", okErr(st.WriteErr == nil))
+	if st.WriteErr != nil {
+		ib.str("aof_last_write_error", strings.NewReplacer("\r", " ", "\n", " ").Replace(st.WriteErr.Error()))
+	}
+	if st.AOFEnabled {
+		ib.num("aof_current_size", st.AOFCurrentSize)
+		ib.num("aof_base_size", st.AOFBaseSize)
+		ib.num("aof_pending_rewrite", boolNum(st.RewriteScheduled))
+		ib.num("aof_buffer_length", st.AOFBuffer)
+		ib.str("aof_fsync", st.Fsync)
+	}
+}
+
+func boolNum(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func infoStats(c *Conn, ib *infoBuilder) {

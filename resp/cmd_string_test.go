@@ -357,6 +357,9 @@ func TestAppendStrlenRange(t *testing.T) {
 		54: {a("TTL", "b"), ":100\r\n"}, // SETRANGE keeps the deadline
 		55: {a("GETRANGE", "b", "0", "1"), bulk("zx")},
 		56: {a("GETRANGE", "b", "-2", "-1"), bulk("yy")},
+		57: {a("SET", "h", "Hello World"), "+OK\r\n"},
+		58: {a("GETRANGE", "h", "-50", "-100"), bulk("")}, // both before the start, reversed
+		59: {a("GETRANGE", "h", "-50", "-12"), bulk("H")}, // both before the start: the first byte
 	})
 }
 
@@ -457,6 +460,56 @@ func TestStringTransaction(t *testing.T) {
 	})
 }
 
+// TestWritesTouchWatchedKeys: every command that changes a key, including
+// in-place changes (INCR on a counter, APPEND, SETRANGE, deadline changes),
+// makes a transaction WATCHing the key fail; commands that change nothing
+// do not.
+func TestWritesTouchWatchedKeys(t *testing.T) {
+	ts := newTestServer(t)
+	tests := []struct {
+		setup   []string
+		cmd     []string
+		changes bool
+	}{
+		0:  {a("SET", "k", "1"), a("INCR", "k"), true},
+		1:  {a("SET", "k", "1"), a("DECRBY", "k", "5"), true},
+		2:  {a("SET", "k", "1"), a("INCRBYFLOAT", "k", "0.5"), true},
+		3:  {a("SET", "k", "ab"), a("APPEND", "k", "c"), true},
+		4:  {a("SET", "k", "ab"), a("SETRANGE", "k", "1", "x"), true},
+		5:  {a("SET", "k", "ab"), a("EXPIRE", "k", "100"), true},
+		6:  {a("SET", "k", "ab", "EX", "100"), a("PERSIST", "k"), true},
+		7:  {a("SET", "k", "ab", "EX", "100"), a("GETEX", "k", "PERSIST"), true},
+		8:  {a("SET", "k", "ab"), a("GETEX", "k", "PX", "100000"), true},
+		9:  {a("SET", "k", "ab"), a("GETDEL", "k"), true},
+		10: {a("SET", "k", "ab"), a("RENAME", "k", "k2"), true},
+		11: {a("SET", "k2", "ab"), a("RENAME", "k2", "k"), true},
+		12: {a("SET", "k", "ab"), a("SET", "k", "ab"), true},
+		13: {a("SET", "k", "ab"), a("MSET", "x", "1", "k", "2"), true},
+		14: {a("SET", "k", "ab"), a("EXPIRE", "k", "0"), true},
+		15: {a("SET", "k", "1"), a("GET", "k"), false},
+		16: {a("SET", "k", "ab"), a("SET", "k", "x", "NX"), false},
+		17: {a("SET", "k", "ab"), a("PERSIST", "k"), false},
+		18: {a("SET", "k", "ab"), a("EXPIRE", "k", "100", "XX"), false},
+		19: {a("SET", "k", "ab"), a("INCR", "k"), false}, // an error
+		20: {a("SET", "k", "ab"), a("GETEX", "k"), false},
+		21: {a("SET", "k", "ab"), a("SETRANGE", "k", "0", ""), false},
+		22: {a("SET", "k", "ab"), a("RENAME", "k", "k"), false},
+	}
+	w, o := ts.raw(t), ts.raw(t)
+	for i, tc := range tests {
+		require.Equal(t, "+OK\r\n", o.do(tc.setup...), "case %d", i)
+		require.Equal(t, "+OK\r\n", w.do("WATCH", "k"), "case %d", i)
+		o.do(tc.cmd...)
+		require.Equal(t, "+OK\r\n", w.do("MULTI"), "case %d", i)
+		require.Equal(t, "+QUEUED\r\n", w.do("PING"), "case %d", i)
+		aborted := w.do("EXEC") == "*-1\r\n"
+		if aborted != tc.changes {
+			t.Errorf("case %d: %q: transaction aborted %v, want %v", i, tc.cmd, aborted, tc.changes)
+		}
+		o.do("DEL", "k", "k2")
+	}
+}
+
 // newDirectConn returns a connection object of a test server that tests and
 // benchmarks drive by calling dispatch directly, with no socket: it measures
 // the command path alone.
@@ -480,8 +533,8 @@ func bs(args ...string) [][]byte {
 }
 
 // TestStringHotPathAllocs pins the allocation counts of the hot paths:
-// GET, INCR and SET of an existing key allocate nothing. (SET of a value
-// that is not an integer allocates its copy in Entry.SetBytes.)
+// GET, INCR and SET of an existing key allocate nothing (Entry.SetBytes
+// reuses the entry's buffer when the new value fits).
 func TestStringHotPathAllocs(t *testing.T) {
 	ts := newTestServer(t)
 	c := newDirectConn(t, ts)
@@ -494,7 +547,7 @@ func TestStringHotPathAllocs(t *testing.T) {
 		1: {a("INCR", "counter"), "", 0},
 		2: {a("INCRBY", "counter", "3"), "", 0},
 		3: {a("GET", "counter"), "", 0},
-		4: {a("SET", "str", "hello"), "+OK\r\n", 1},
+		4: {a("SET", "str", "hello"), "+OK\r\n", 0},
 		5: {a("GET", "str"), bulk("hello"), 0},
 		6: {a("GET", "missing"), nullBulk, 0},
 		7: {a("SET", "counter", "7", "KEEPTTL"), "+OK\r\n", 0},

@@ -260,6 +260,17 @@ func numHexValue(c byte) int {
 // default rounding mode). It reports overflow (the result is then ±Inf) in
 // its second result.
 func convertFloat(b []byte, n strtodNumber) (float64, bool) {
+	if n.nonzero {
+		// Settle clear overflows here: strconv reports them with an
+		// allocated error.
+		mag := numMagnitude(b, n)
+		if n.kind == numDecimal && mag >= 309 || n.kind == numHex && mag >= 1024 {
+			if n.negative {
+				return math.Inf(-1), true
+			}
+			return math.Inf(1), true
+		}
+	}
 	var f float64
 	var err error
 	if n.hexNoExp {
@@ -296,14 +307,15 @@ func convertFloat(b []byte, n strtodNumber) (float64, bool) {
 // Accepted, as strtod accepts them: an optional leading '+' or '-'; ".5"
 // and "5."; exponents "1e10", "1E+10"; "inf", "infinity" in any case and
 // with a sign (returning ±Inf); C99 hex floats such as "0x1.8p3" and
-// "0x10" (Redis 7 uses strtod, so hex is valid; Redis 8's fast_float path
-// falls back to strtod for it as well). "-0" gives negative zero.
+// "0x10" (Redis 7 reads doubles with strtod). "-0" gives negative zero.
 //
 // Rounding is to the nearest double, ties to even, like glibc's strtod.
 // Note that ZRANGEBYSCORE-style ranges (zslParseRange in src/t_zset.c) call
 // strtod without these checks and are not parsed by this function.
 //
-// It does not allocate.
+// It does not allocate, except for a hex float without exponent longer
+// than 62 bytes and a number that overflows within a factor of ten of the
+// largest double (strconv reports that with an allocated error).
 func ParseFloat(b []byte) (float64, bool) {
 	if len(b) == 0 || numIsSpace(b[0]) {
 		return 0, false
@@ -373,7 +385,11 @@ const (
 // zero of the argument's sign (below about 2.5e-324), where Redis would
 // have kept the value. Whether such an argument lies inside the long
 // double range is decided with math/big at 64-bit precision, so it is
-// exact up to math/big's decimal conversion.
+// exact up to math/big's decimal conversion. (AppendLongDoubleSum keeps
+// the long double value and does the whole of INCRBYFLOAT exactly.)
+//
+// It allocates only as ParseFloat does, and for arguments outside the
+// float64 range.
 func ParseLongDouble(b []byte) (float64, bool) {
 	if len(b) == 0 || len(b) >= maxLongDoubleChars || numIsSpace(b[0]) {
 		return 0, false
@@ -406,7 +422,50 @@ func ParseLongDouble(b []byte) (float64, bool) {
 // underflowed to zero as a float64 is finite and non-zero as an x86-64 long
 // double, that is, whether strtold leaves errno alone or returns a value
 // string2ld keeps.
+//
+// The magnitude of the number, read off its digits and exponent, settles
+// all but the cases next to a limit; only those are converted with
+// math/big, and with an exponent small enough to keep that cheap (a huge
+// exponent must not turn into a huge power of ten).
 func inLongDoubleRange(b []byte, n strtodNumber, overflow bool) bool {
+	mag := numMagnitude(b, n)
+	if n.kind == numHex {
+		// |x| is in [2^mag, 2^(mag+4)).
+		if overflow {
+			if mag >= ldMaxExp {
+				return false // at least 2^16384
+			}
+			if mag+4 < ldMaxExp {
+				return true // below 2^16383, far from rounding up to 2^16384
+			}
+		} else {
+			if mag+4 <= ldHalfMinSubExp-1 {
+				return false // below 2^-16446: rounds to zero
+			}
+			if mag > ldHalfMinSubExp-1 {
+				return true // above 2^-16446: rounds to a subnormal
+			}
+		}
+	} else {
+		// |x| is in [10^mag, 10^(mag+1)); LDBL_MAX is about 1.19e4932 and
+		// half the smallest subnormal about 1.82e-4951.
+		if overflow {
+			if mag >= 4933 {
+				return false
+			}
+			if mag <= 4931 {
+				return true
+			}
+		} else {
+			if mag <= -4953 {
+				return false
+			}
+			if mag >= -4950 {
+				return true
+			}
+		}
+	}
+
 	s := string(b)
 	if n.hexNoExp {
 		s += "p0"
@@ -415,8 +474,8 @@ func inLongDoubleRange(b []byte, n strtodNumber, overflow bool) bool {
 	if overflow {
 		// Round as strtold does, to 64 bits to nearest even, then see
 		// whether the result reached 2^16384.
-		x.SetPrec(64).SetMode(big.ToNearestEven)
-		if _, _, err := x.Parse(s, 0); err != nil {
+		x.SetPrec(ldPrec).SetMode(big.ToNearestEven)
+		if _, _, err := x.Parse(s, 0); err != nil || x.IsInf() {
 			return false
 		}
 		return x.MantExp(nil) <= ldMaxExp
@@ -424,8 +483,8 @@ func inLongDoubleRange(b []byte, n strtodNumber, overflow bool) bool {
 	// strtold returns zero for |x| <= 2^-16446 (ties to even), the smallest
 	// subnormal above it. Rounding away from zero keeps the comparison with
 	// the exactly representable 2^-16446 exact.
-	x.SetPrec(64).SetMode(big.AwayFromZero)
-	if _, _, err := x.Parse(s, 0); err != nil {
+	x.SetPrec(ldPrec).SetMode(big.AwayFromZero)
+	if _, _, err := x.Parse(s, 0); err != nil || x.IsInf() {
 		return false
 	}
 	var mant big.Float
@@ -434,6 +493,72 @@ func inLongDoubleRange(b []byte, n strtodNumber, overflow bool) bool {
 		return false
 	}
 	return exp > ldHalfMinSubExp || mant.Abs(&mant).Cmp(big.NewFloat(0.5)) != 0
+}
+
+// numMagnitude returns where the leading non-zero digit of a number that
+// scanStrtod accepted with a non-zero mantissa stands: for a decimal number
+// the power of ten of that digit, so |x| is in [10^mag, 10^(mag+1)); for a
+// hex number the power of two of that hex digit's lowest bit, so |x| is in
+// [2^mag, 2^(mag+4)). The written exponent is saturated at ±maxDecimalExp,
+// far beyond every limit, so no input makes this overflow.
+func numMagnitude(b []byte, n strtodNumber) int {
+	i := 0
+	if b[0] == '+' || b[0] == '-' {
+		i++
+	}
+	base := 10
+	if n.kind == numHex {
+		base = 16
+		i += 2
+	}
+	intDigits, leadingZeros, seen, frac := 0, 0, false, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c == '.' {
+			frac = true
+			continue
+		}
+		v := numHexValue(c)
+		if v < 0 || v >= base {
+			break
+		}
+		if !frac {
+			intDigits++
+		}
+		if v != 0 {
+			seen = true
+		} else if !seen {
+			leadingZeros++
+		}
+	}
+	exp := 0
+	if i < len(b) {
+		exp = numExponent(b[i+1:]) // past the 'e' or 'p'
+	}
+	if base == 16 {
+		return 4*(intDigits-1-leadingZeros) + exp
+	}
+	return intDigits - 1 - leadingZeros + exp
+}
+
+// numExponent parses the sign and digits of an exponent that scanExponent
+// accepted, saturating at ±maxDecimalExp.
+func numExponent(b []byte) int {
+	neg := false
+	if b[0] == '+' || b[0] == '-' {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	e := 0
+	for _, c := range b {
+		if e < maxDecimalExp {
+			e = e*10 + int(c-'0')
+		}
+	}
+	if neg {
+		return -e
+	}
+	return e
 }
 
 // AppendFloat appends f formatted as Redis 7.2 and later format doubles in
@@ -446,11 +571,12 @@ func inLongDoubleRange(b []byte, n strtodNumber, overflow bool) bool {
 //     (double2ll: the range is LLONG_MAX/2 either way), so 1e15 is
 //     "1000000000000000" and 2^62 is "4611686018427387904";
 //   - anything else goes through fpconv_dtoa (deps/fpconv/fpconv_dtoa.c),
-//     which AppendFloat reproduces bit for bit: Grisu2 digit generation
-//     (usually the shortest digits that read back as f, but in rare cases
-//     one digit longer or differing in the last digit, always reading back
-//     as f), laid out by fpconv's emit_digits. With the digits d1...dn and
-//     the value 0.d1...dn × 10^(K+n), exp = |K+n-1|:
+//     which AppendFloat reproduces bit for bit: Grisu2 digit generation,
+//     usually the shortest digits that read back as f but for about one
+//     double in a thousand longer or different in the last digit (1e23
+//     prints as "99999999999999990000000"; the output always reads back
+//     as f), laid out by fpconv's emit_digits. With the digits d1...dn,
+//     the value d1...dn × 10^K and exp = |K+n-1|:
 //     integer digits followed by K zeros when K >= 0 and exp < n+7;
 //     plain decimal when K < 0 and (K > -7 or exp < 4), with a "0." and
 //     leading zeros below 1 ("0.001", "123.456", "0.000001");
@@ -489,21 +615,33 @@ func AppendFloat(dst []byte, f float64) []byte {
 // "100000000000000000000". NaN is "nan", ±Inf "inf" and "-inf" (which
 // INCRBYFLOAT never stores).
 //
-// Redis formats an 80-bit long double, whose 64-bit significand carries two
-// to three more decimal digits than 17 places need near 1, so its output
-// shows the decimal the sum is closest to rather than binary noise. For a
-// float64 the equivalent is the shortest decimal that reads back as f, so
-// AppendLongDouble prints that in fixed notation, then rounds it to 17
-// places after the point if it has more, before trimming as ld2string does.
-// Where this differs from Redis:
+// Redis prints the exact value of an 80-bit long double (64-bit
+// significand, about 19.3 significant digits) to 17 places, so its output
+// depends on bits a float64 does not have: sometimes the decimal a user
+// would expect ("0.3" for 0.1+0.2, "-0.1" for 1-1.1), sometimes the long
+// double's own noise ("99273.45000000000000284" for 99971-697.55). No
+// float64 formatting can reproduce that. AppendLongDouble prints an
+// integral f below 2^64 in full, like Redis, and otherwise the shortest
+// decimal that reads back as f, in fixed notation, rounded to 17 places
+// after the point when it has more, and trimmed as ld2string trims.
+// This agrees with Redis when both sums are the same binary number with
+// at most 17 places (exact integer sums, 1.5+1.5, 17179869184+1.5),
+// often when Redis's output is a short decimal (10.5+0.1 is "10.6" in
+// both), and on every INCRBYFLOAT test of Redis's incr.tcl; it differs
 //
-//   - sums whose float64 rounding error shows within 17 places: 0.1+0.2 is
-//     "0.30000000000000004" here and "0.3" in Redis; 1-1.1 is
-//     "-0.10000000000000009" here and "-0.1" in Redis;
-//   - values of 2^64 and beyond, where Redis prints every integer digit of
-//     its long double's exact value and this prints the float64's shortest
-//     digits padded with zeros (1e20 agrees, 1e30 does not);
-//   - values that only a long double can hold (see ParseLongDouble).
+//   - on most sums with a fractional part: 0.1+0.2 is
+//     "0.30000000000000004" here, 1-1.1 is "-0.10000000000000009", and
+//     99971-697.55 is "99273.45" (for sums of random short decimals, about
+//     seven in ten differ);
+//   - on values of 2^64 and beyond, where Redis prints every integer digit
+//     of its long double's exact value and this prints the float64's
+//     shortest digits padded with zeros (1e30 is
+//     "1000000000000000000000000000000" here and
+//     "1000000000000000000024696061952" in Redis);
+//   - on values that only a long double can hold (see ParseLongDouble).
+//
+// AppendLongDoubleSum computes and formats exactly as Redis does, at the
+// price of allocations.
 //
 // With a dst of enough capacity it does not allocate; the longest output,
 // for -MaxFloat64, is 310 bytes.
@@ -515,6 +653,14 @@ func AppendLongDouble(dst []byte, f float64) []byte {
 		return append(dst, "inf"...)
 	case math.IsInf(f, -1):
 		return append(dst, "-inf"...)
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1<<64 {
+		// Every integer below 2^64 is exact in a long double, and Redis
+		// prints all its digits: print the float64's exact value too.
+		if f < 0 {
+			return strconv.AppendUint(append(dst, '-'), uint64(-f), 10)
+		}
+		return strconv.AppendUint(dst, uint64(f), 10) // also -0 as "0"
 	}
 	start := len(dst)
 	dst = strconv.AppendFloat(dst, f, 'f', -1, 64)
@@ -600,10 +746,10 @@ func AppendLongDoubleSum(dst, value, incr []byte) (out []byte, valid, finite boo
 // ldPrec is the significand width of the x86-64 long double.
 const ldPrec = 64
 
-// maxDecimalExp bounds the decimal or binary exponent parseExtended works
-// with. Anything past it has already been sorted out by the range check
-// (only a zero mantissa can carry such an exponent to parseExtended, and
-// zero needs no exponent).
+// maxDecimalExp is where numExponent saturates a written exponent. Every
+// limit of the long double is far inside it (the largest decimal exponent
+// that can matter, with 5119 digits to compensate, is about 10100), and it
+// keeps the integers built from an exponent small.
 const maxDecimalExp = 100000
 
 // parseExtended sets z to b as string2ld reads it on x86-64, with a 64-bit
@@ -636,9 +782,8 @@ func parseExtended(z *big.Float, b []byte) bool {
 		i += 2
 	}
 	// Mantissa digits as an exact integer, and the exponent they shift by.
-	var mant big.Int
-	var digit big.Int
-	bigBase := big.NewInt(int64(base))
+	var buf [64]byte
+	digits := buf[:0]
 	exp, frac := 0, false
 	for ; i < len(b); i++ {
 		c := b[i]
@@ -650,34 +795,18 @@ func parseExtended(z *big.Float, b []byte) bool {
 		if v < 0 || v >= base {
 			break
 		}
-		mant.Mul(&mant, bigBase)
-		mant.Add(&mant, digit.SetInt64(int64(v)))
+		digits = append(digits, c)
 		if frac {
 			exp--
 		}
 	}
-	if i < len(b) { // the exponent part: e or p, sign, digits
-		i++
-		neg := false
-		if b[i] == '+' || b[i] == '-' {
-			neg = b[i] == '-'
-			i++
-		}
-		e := 0
-		for ; i < len(b); i++ {
-			if e < maxDecimalExp {
-				e = e*10 + int(b[i]-'0')
-			}
-		}
-		if neg {
-			e = -e
-		}
-		if base == 16 {
-			exp *= 4 // each hex fraction digit is 4 bits
-		}
-		exp += e
-	} else if base == 16 {
-		exp *= 4
+	var mant big.Int
+	mant.SetString(string(digits), base)
+	if base == 16 {
+		exp *= 4 // each hex fraction digit is 4 bits
+	}
+	if i < len(b) {
+		exp += numExponent(b[i+1:]) // past the 'e' or 'p'
 	}
 
 	if base == 16 {

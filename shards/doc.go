@@ -22,7 +22,9 @@
 //
 // # Expiry
 //
-// Deadlines are absolute Unix milliseconds. A key past its deadline is
+// Deadlines are absolute Unix milliseconds. A key is expired from its
+// deadline's millisecond on (now >= deadline; Redis waits one millisecond
+// more, now > deadline). A key past its deadline is
 // deleted lazily when it is next looked up, and actively by a background
 // cycle modelled on Redis's: every tick it samples keys that carry a
 // deadline, deletes the expired ones, and repeats while more than a quarter

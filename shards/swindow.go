@@ -62,15 +62,29 @@ func floorMod(a, m int64) int64 {
 	return r
 }
 
-// fits reports whether prev×(window−el) + (cur+q)×window <= max×window,
+// fits reports whether prev×rest + (cur+q)×window <= limit×window,
 // computed without overflow (all terms are non-negative).
-func fits(prev, rest, cur, q, max, window int64) bool {
+func fits(prev, rest, cur, q, limit, window int64) bool {
 	h1, l1 := bits.Mul64(uint64(prev), uint64(rest))
 	h2, l2 := bits.Mul64(uint64(cur)+uint64(q), uint64(window))
 	l, c := bits.Add64(l1, l2, 0)
 	h, _ := bits.Add64(h1, h2, c)
-	hm, lm := bits.Mul64(uint64(max), uint64(window))
+	hm, lm := bits.Mul64(uint64(limit), uint64(window))
 	return h < hm || h == hm && l <= lm
+}
+
+// remaining returns the largest q with prev×rest + (cur+q)×window <=
+// limit×window, or 0: floor((limit×window − prev×rest) / window) − cur.
+func remaining(prev, rest, cur, limit, window int64) int64 {
+	ph, pl := bits.Mul64(uint64(prev), uint64(rest))
+	mh, ml := bits.Mul64(uint64(limit), uint64(window))
+	if ph > mh || ph == mh && pl > ml {
+		return 0
+	}
+	dl, b := bits.Sub64(ml, pl, 0)
+	dh, _ := bits.Sub64(mh, ph, b)
+	q, _ := bits.Div64(dh, dl, uint64(window)) // <= limit: no overflow
+	return max(int64(q)-cur, 0)
 }
 
 // span returns the least t in [0, window] with a×(window−t) <= b×window, or
@@ -100,17 +114,7 @@ func (w *SlidingWindow) Throttle(now int64, p SWParams) SWResult {
 	if !r.Limited {
 		w.Cur += p.Quantity
 	}
-	// Remaining: the largest q' that would fit now.
-	lo, hi := int64(0), p.Max
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if fits(w.Prev, W-el, w.Cur, mid, p.Max, W) {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	r.Remaining = lo
+	r.Remaining = remaining(w.Prev, W-el, w.Cur, p.Max, W)
 	r.RetryAfter = -1
 	if r.Limited && p.Quantity <= p.Max {
 		r.RetryAfter = w.retry(el, p)

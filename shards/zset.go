@@ -516,7 +516,7 @@ func (z *ZSet) Add(score float64, member []byte, flags ZAddFlags) (ZAddResult, f
 			return ZAddRefused, cur
 		}
 		if score == cur {
-			return ZAddSame, cur
+			return ZAddSame, score // Redis replies the sum even then (0 + -0 is 0)
 		}
 		if z.big != nil {
 			it, _ := z.big.tree.Delete(zitem{cur, tmpString(member)})
@@ -972,17 +972,17 @@ var zscanSeed = maphash.MakeSeed()
 
 // Scan calls fn for members from cursor on and returns the next cursor, 0
 // when the iteration is complete. A compact set is returned whole in one
-// call, as Redis does for a listpack. A large set is walked in the order of
-// a hash of its members, and the cursor is the hash to resume from, so a
-// full iteration returns every member present throughout exactly once, even
-// while the set changes. Each call visits the whole set to pick the next
-// batch, so a batch is at least a sixteenth of the set: a full scan costs
-// at most about sixteen passes, whatever count is.
+// call, whatever the cursor, as Redis does for a listpack. A large set is
+// walked in the order of a hash of its members, and the cursor is the hash
+// to resume from, so a full iteration returns every member present
+// throughout exactly once, even while the set changes. Each call visits
+// the whole set to pick the next batch, so a batch is at least a sixteenth
+// of the set: a full scan costs at most about sixteen passes, whatever
+// count is.
 func (z *ZSet) Scan(cursor uint64, count int, fn func(m *ZMember)) uint64 {
 	if z.big == nil {
-		if cursor == 0 {
-			z.Walk(0, z.n, false, func(m *ZMember) bool { fn(m); return true })
-		}
+		// Whatever the cursor, as Redis does for a listpack.
+		z.Walk(0, z.n, false, func(m *ZMember) bool { fn(m); return true })
 		return 0
 	}
 	n := len(z.big.dict)

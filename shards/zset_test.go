@@ -240,7 +240,7 @@ func zaddModel(cur float64, exists bool, score float64, f ZAddFlags) (ZAddResult
 		return ZAddRefused, cur
 	}
 	if score == cur {
-		return ZAddSame, cur
+		return ZAddSame, score
 	}
 	return ZUpdated, score
 }

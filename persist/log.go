@@ -1,0 +1,545 @@
+package persist
+
+// The append-only log: the journal the dispatcher writes effect records to.
+//
+// Append runs with shard locks held, so it only copies the record into an
+// in-memory buffer under the log's mutex and numbers it; it never touches
+// the disk. One writer goroutine owns the file: it takes the whole buffer,
+// writes it with one pwrite and, per appendfsync, fsyncs:
+//
+//   - always: after every write. Sync(seq) waits until seq is fsynced;
+//     everyone who waits while an fsync is running is served by the next
+//     one (group commit), so the cost is one fsync per batch of batches.
+//   - everysec: Sync hands the records to the writer and returns; the
+//     writer writes them at once and fsyncs once a second, so a crash of
+//     the machine loses at most about a second of acknowledged writes, and
+//     a crash of the process (kill -9) only what was not yet written,
+//     typically nothing.
+//   - no: written at once, fsynced by the kernel when it likes.
+//
+// A failed write or fsync is never ignored. The error is logged and made
+// sticky: Err returns it, and the dispatcher refuses writes (MISCONF)
+// while reads go on. The writer keeps the unwritten bytes, and the bytes
+// written since the last good fsync (after a failed fsync the kernel may
+// have dropped them), and retries once a second, rewriting from the last
+// durable offset; when a write and an fsync succeed again the error is
+// cleared. With always, Sync keeps waiting through the outage: no reply
+// leaves before its write is durable.
+//
+// For snapshots the log can also copy every appended record into a
+// Capture, and switch to a new file at an exact sequence number (Rotate);
+// see manager.go for how rewrites use both.
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Policy is an appendfsync setting.
+type Policy int32
+
+// The appendfsync policies.
+const (
+	FsyncEverysec Policy = iota
+	FsyncAlways
+	FsyncNo
+)
+
+// ParsePolicy parses an appendfsync value.
+func ParsePolicy(s string) (Policy, bool) {
+	switch s {
+	case "always":
+		return FsyncAlways, true
+	case "everysec":
+		return FsyncEverysec, true
+	case "no":
+		return FsyncNo, true
+	}
+	return FsyncEverysec, false
+}
+
+func (p Policy) String() string {
+	switch p {
+	case FsyncAlways:
+		return "always"
+	case FsyncNo:
+		return "no"
+	}
+	return "everysec"
+}
+
+// ErrClosed is returned by Sync once the log is closed.
+var ErrClosed = errors.New("persist: log closed")
+
+// logFile is what a Log writes to: an *os.File, or a fault-injecting fake
+// in tests.
+type logFile interface {
+	WriteAt(p []byte, off int64) (int, error)
+	Sync() error
+	Close() error
+}
+
+// wrapFile, when a test sets it, wraps every file a Manager's log writes
+// to (fault injection). It is nil in production.
+var wrapFile func(logFile) logFile
+
+func wrapped(f logFile) logFile {
+	if wrapFile != nil {
+		return wrapFile(f)
+	}
+	return f
+}
+
+const (
+	// maxBuffered bounds the records waiting for the writer; beyond it,
+	// Sync waits for the writer to catch up (a slow disk slows writers
+	// down instead of growing memory without bound).
+	maxBuffered = 64 << 20
+)
+
+// retryEvery is how often a failed write or fsync is retried (and how
+// often the writer checks whether the everysec fsync is due). A variable
+// so that tests need not wait a second per retry.
+var retryEvery = time.Second
+
+// Log is an append-only log file fed by Append. It implements
+// resp.Journal. Create it with openLog; it is safe for concurrent use.
+type Log struct {
+	logger *slog.Logger
+	name   string // file name, for messages
+	policy atomic.Int32
+	errp   atomic.Pointer[error] // sticky error, for the lock-free Err
+	size   atomic.Int64          // bytes of the current file, written or buffered
+
+	mu       sync.Mutex
+	cond     sync.Cond
+	buf      []byte // records appended, not yet taken by the writer
+	seq      uint64 // last record appended
+	written  uint64 // last record written to the file
+	synced   uint64 // last record known durable
+	err      error
+	captures []*Capture
+	rot      *rotation // requested, not yet taken by the writer
+	closed   bool
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+
+	// Owned by the writer goroutine.
+	f          logFile
+	off        int64  // end of the data in f
+	syncedOff  int64  // end of the durable data in f
+	pend       []byte // taken from buf, not yet written
+	pendSeq    uint64 // last record in pend (or written)
+	unsynced   []byte // written to f since the last good fsync
+	lastSync   time.Time
+	lastTry    time.Time
+	rotPending *rotation
+}
+
+// rotation is a request to continue in a new file after record seq.
+type rotation struct {
+	f    logFile
+	name string
+	size int64
+	off  int // records before buf[off] go to the old file
+	seq  uint64
+	done chan error // receives nil once switched, or the first failure
+}
+
+// openLog starts a log appending to f, whose current size is size, and
+// whose records are numbered after seq.
+func openLog(f logFile, name string, size int64, policy Policy, logger *slog.Logger) *Log {
+	l := &Log{
+		logger:    logger,
+		name:      name,
+		wake:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+		f:         f,
+		off:       size,
+		syncedOff: size,
+		lastSync:  time.Now(),
+	}
+	l.cond.L = &l.mu
+	l.policy.Store(int32(policy))
+	l.size.Store(size)
+	go l.run()
+	return l
+}
+
+// SetPolicy changes the appendfsync policy.
+func (l *Log) SetPolicy(p Policy) {
+	l.policy.Store(int32(p))
+	l.kick()
+}
+
+// Policy returns the appendfsync policy.
+func (l *Log) Policy() Policy { return Policy(l.policy.Load()) }
+
+// Append adds one record and returns its sequence number. It never blocks
+// on I/O; it runs with the writing command's shard locks held.
+func (l *Log) Append(rec []byte) uint64 {
+	l.mu.Lock()
+	l.buf = append(l.buf, rec...)
+	l.seq++
+	seq := l.seq
+	for _, c := range l.captures {
+		c.add(rec)
+	}
+	l.mu.Unlock()
+	l.size.Add(int64(len(rec)))
+	return seq
+}
+
+// LastSeq returns the sequence number of the last record appended.
+func (l *Log) LastSeq() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seq
+}
+
+// Sync makes the records up to seq as durable as the policy demands: with
+// always it returns once they are fsynced (waiting through a disk outage);
+// otherwise once they are handed to the writer.
+func (l *Log) Sync(seq uint64) error {
+	if Policy(l.policy.Load()) != FsyncAlways {
+		l.kick()
+		l.mu.Lock()
+		for len(l.buf) > maxBuffered && !l.closed {
+			l.cond.Wait()
+		}
+		err := l.err
+		l.mu.Unlock()
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.synced < seq && !l.closed {
+		l.kick()
+		l.cond.Wait()
+	}
+	if l.synced < seq {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Err returns the write or fsync error the log has not recovered from, or
+// nil. It is cheap: the dispatcher calls it before every write command.
+func (l *Log) Err() error {
+	if p := l.errp.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Size returns the bytes of the current file, including records not yet
+// written.
+func (l *Log) Size() int64 { return l.size.Load() }
+
+// Buffered returns the bytes appended and not yet taken by the writer
+// (INFO's aof_buffer_length).
+func (l *Log) Buffered() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buf)
+}
+
+func (l *Log) kick() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Capture collects copies of the records appended while it is active.
+type Capture struct {
+	first uint64 // sequence number of the first record
+	data  []byte
+	ends  []int // end offset in data of each record
+	limit int
+	over  bool // limit exceeded: the capture is incomplete
+}
+
+func (c *Capture) add(rec []byte) {
+	if c.over {
+		return
+	}
+	if len(c.data)+len(rec) > c.limit {
+		c.over, c.data, c.ends = true, nil, nil
+		return
+	}
+	c.data = append(c.data, rec...)
+	c.ends = append(c.ends, len(c.data))
+}
+
+// each calls fn for every captured record with its sequence number.
+func (c *Capture) each(fn func(seq uint64, rec []byte) error) error {
+	start := 0
+	for i, end := range c.ends {
+		if err := fn(c.first+uint64(i), c.data[start:end]); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// errCaptureOverflow: more records arrived during a snapshot than the
+// capture may hold.
+var errCaptureOverflow = errors.New("persist: too many writes during the snapshot (capture buffer full)")
+
+// BeginCapture starts copying appended records (at most limit bytes).
+func (l *Log) BeginCapture(limit int) *Capture {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := &Capture{first: l.seq + 1, limit: limit}
+	l.captures = append(l.captures, c)
+	return c
+}
+
+// EndCapture stops c and returns the sequence number of the last record
+// it holds.
+func (l *Log) EndCapture(c *Capture) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dropCapture(c)
+	if c.over {
+		return 0, errCaptureOverflow
+	}
+	return l.seq, nil
+}
+
+// dropCapture removes c from the active captures. Requires l.mu held.
+func (l *Log) dropCapture(c *Capture) {
+	for i, x := range l.captures {
+		if x == c {
+			l.captures = append(l.captures[:i], l.captures[i+1:]...)
+			break
+		}
+	}
+}
+
+// Rotate makes the log continue in f (of the given size) after the last
+// record appended so far, which it returns, ending capture c (if not nil)
+// at the same record. The records up to it are written and fsynced to the
+// old file, which is then closed; done receives nil once that happened, or
+// the first error (the switch is then retried with the writes).
+func (l *Log) Rotate(f logFile, name string, size int64, c *Capture) (last uint64, done <-chan error, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return 0, nil, ErrClosed
+	}
+	if l.rot != nil {
+		return 0, nil, errors.New("persist: rotation already pending")
+	}
+	if c != nil {
+		l.dropCapture(c)
+		if c.over {
+			return 0, nil, errCaptureOverflow
+		}
+	}
+	r := &rotation{f: f, name: name, size: size, off: len(l.buf), seq: l.seq, done: make(chan error, 1)}
+	l.rot = r
+	l.kick()
+	return r.seq, r.done, nil
+}
+
+// Close writes and fsyncs every record appended, stops the writer and
+// closes the file. It returns the error that left records undurable.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.mu.Unlock()
+	close(l.stop)
+	<-l.done
+	l.mu.Lock()
+	l.closed = true
+	err := l.err
+	l.cond.Broadcast()
+	l.mu.Unlock()
+	if cerr := l.f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
+}
+
+// run is the writer goroutine.
+func (l *Log) run() {
+	defer close(l.done)
+	tick := time.NewTicker(retryEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-l.wake:
+		case <-tick.C:
+		case <-l.stop:
+			// Final flush: everything, fsynced, whatever the policy.
+			for i := 0; i < 2 && l.cycle(true); i++ {
+			}
+			return
+		}
+		for l.cycle(false) {
+		}
+	}
+}
+
+// cycle takes what was appended, writes it, and fsyncs per policy. It
+// reports whether it should run again at once (a rotation completed and
+// records for the new file are waiting).
+func (l *Log) cycle(final bool) (again bool) {
+	now := time.Now()
+	l.mu.Lock()
+	failing := l.err != nil
+	if failing && !final && now.Sub(l.lastTry) < retryEvery {
+		l.mu.Unlock()
+		return false
+	}
+	if l.rotPending == nil {
+		if r := l.rot; r != nil {
+			l.rot = nil
+			l.rotPending = r
+			l.pend = append(l.pend, l.buf[:r.off]...)
+			l.buf = l.buf[:copy(l.buf, l.buf[r.off:])]
+			l.pendSeq = r.seq
+		} else if len(l.buf) > 0 {
+			if len(l.pend) == 0 {
+				l.pend, l.buf = l.buf, l.pend[:0]
+			} else {
+				l.pend = append(l.pend, l.buf...)
+				l.buf = l.buf[:0]
+			}
+			l.pendSeq = l.seq
+		}
+	}
+	policy := Policy(l.policy.Load())
+	l.mu.Unlock()
+
+	l.lastTry = now
+	var err error
+	if len(l.pend) > 0 {
+		err = l.write(policy != FsyncNo)
+	}
+	rot := l.rotPending
+	dirty := l.off > l.syncedOff
+	needSync := dirty && (final || failing || rot != nil || policy == FsyncAlways ||
+		policy == FsyncEverysec && (now.Sub(l.lastSync) >= time.Second || len(l.unsynced) > maxBuffered))
+	synced := false
+	if err == nil && needSync {
+		if err = l.f.Sync(); err == nil {
+			synced = true
+			l.syncedOff = l.off
+			l.unsynced = l.unsynced[:0]
+			l.lastSync = now
+		} else {
+			err = &syncError{err}
+			if int64(len(l.unsynced)) == l.off-l.syncedOff {
+				// The kernel may have dropped the pages: write them again.
+				l.pend = append(l.unsynced, l.pend...)
+				l.unsynced = nil
+				l.off = l.syncedOff
+			}
+		}
+	} else if err == nil && !dirty {
+		synced = true
+	}
+	switched := false
+	if err == nil && rot != nil && len(l.pend) == 0 && l.off == l.syncedOff {
+		if cerr := l.f.Close(); cerr != nil {
+			l.logger.Warn("closing the old append-only file failed", "file", l.name, "err", cerr)
+		}
+		l.f, l.name, l.off, l.syncedOff = rot.f, rot.name, rot.size, rot.size
+		l.unsynced = l.unsynced[:0]
+		l.rotPending = nil
+		switched = true
+	}
+
+	l.mu.Lock()
+	if len(l.pend) == 0 && l.written < l.pendSeq {
+		l.written = l.pendSeq
+	}
+	if synced && l.synced < l.written {
+		l.synced = l.written
+	}
+	if err != nil && len(l.pend) > 0 {
+		l.written = l.synced
+	}
+	recovered := false
+	if err == nil && l.err != nil && synced && len(l.pend) == 0 {
+		l.err = nil
+		l.errp.Store(nil)
+		recovered = true
+	}
+	if err != nil {
+		l.err = err
+		l.errp.Store(&err)
+	}
+	if switched {
+		l.size.Store(rot.size + int64(len(l.buf)))
+	}
+	again = switched && len(l.buf) > 0
+	l.cond.Broadcast()
+	l.mu.Unlock()
+
+	switch {
+	case err != nil:
+		l.logger.Error("append-only file write failed; refusing writes until it succeeds (retrying every second)",
+			"file", l.name, "err", err)
+		if rot != nil {
+			notify(rot.done, err)
+		}
+	case recovered:
+		l.logger.Warn("append-only file writes succeed again; accepting writes", "file", l.name)
+	}
+	if switched {
+		notify(rot.done, nil)
+	}
+	return again
+}
+
+// notify sends err on a one-slot channel unless it is full.
+func notify(c chan error, err error) {
+	select {
+	case c <- err:
+	default:
+	}
+}
+
+// write writes l.pend at the end of the file. keep retains the bytes until
+// the next good fsync, to write them again if that fsync fails.
+func (l *Log) write(keep bool) error {
+	n, err := l.f.WriteAt(l.pend, l.off)
+	if err == nil && n < len(l.pend) {
+		err = errors.New("short write")
+	}
+	if err != nil {
+		// Nothing counts as written: the retry rewrites from l.off,
+		// overwriting whatever part made it.
+		return &writeError{err}
+	}
+	if keep && int64(len(l.unsynced)) == l.off-l.syncedOff {
+		l.unsynced = append(l.unsynced, l.pend...)
+	}
+	l.off += int64(n)
+	l.pend = l.pend[:0]
+	return nil
+}
+
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+type syncError struct{ err error }
+
+func (e *syncError) Error() string { return "fsync: " + e.err.Error() }
+func (e *syncError) Unwrap() error { return e.err }

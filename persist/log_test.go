@@ -1,0 +1,294 @@
+package persist
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestMain(m *testing.M) {
+	retryEvery = 10 * time.Millisecond
+	os.Exit(m.Run())
+}
+
+// memFile is a logFile in memory that can fail on demand. Like a real
+// disk after a failed fsync, it forgets what was written since the last
+// good fsync.
+type memFile struct {
+	mu        sync.Mutex
+	data      []byte // what reads would see
+	durable   []byte // what survives a crash
+	failWrite error
+	shortOnce bool // the next write stores half and fails
+	failSync  error
+	writes    int
+	syncs     int
+	closed    bool
+}
+
+func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return 0, os.ErrClosed
+	}
+	if f.failWrite != nil {
+		return 0, f.failWrite
+	}
+	n := len(p)
+	var err error
+	if f.shortOnce {
+		f.shortOnce, n, err = false, len(p)/2, syscall.ENOSPC
+	}
+	if need := int(off) + n; need > len(f.data) {
+		f.data = append(f.data, make([]byte, need-len(f.data))...)
+	}
+	copy(f.data[off:], p[:n])
+	f.writes++
+	return n, err
+}
+
+func (f *memFile) Sync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failSync != nil {
+		f.data = bytes.Clone(f.durable) // the kernel dropped the dirty pages
+		return f.failSync
+	}
+	f.durable = bytes.Clone(f.data)
+	f.syncs++
+	return nil
+}
+
+func (f *memFile) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	return nil
+}
+
+func (f *memFile) set(fn func(f *memFile)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+func (f *memFile) get() (data, durable []byte, syncs int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return bytes.Clone(f.data), bytes.Clone(f.durable), f.syncs
+}
+
+func testLog(t *testing.T, f *memFile, p Policy) *Log {
+	l := openLog(f, "mem", 0, p, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestLogAlwaysIsDurableBeforeSyncReturns(t *testing.T) {
+	f := &memFile{}
+	l := testLog(t, f, FsyncAlways)
+	const writers, each = 8, 50
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				r := rec("SET", fmt.Sprintf("w%d:%d", w, i), "v")
+				seq := l.Append(r)
+				require.NoError(t, l.Sync(seq))
+				_, durable, _ := f.get()
+				require.True(t, bytes.Contains(durable, r), "writer %d record %d not durable after Sync", w, i)
+			}
+		}()
+	}
+	wg.Wait()
+	_, durable, syncs := f.get()
+	recs, err := readAll(durable)
+	require.ErrorIs(t, err, io.EOF)
+	require.Len(t, recs, writers*each)
+	require.LessOrEqual(t, syncs, writers*each, "one fsync per Sync at most")
+	t.Logf("%d records, %d fsyncs (group commit)", writers*each, syncs)
+}
+
+func TestLogEverysecReturnsAtOnceAndFsyncsLater(t *testing.T) {
+	f := &memFile{}
+	l := testLog(t, f, FsyncEverysec)
+	r := rec("SET", "k", "v")
+	require.NoError(t, l.Sync(l.Append(r)))
+	require.Eventually(t, func() bool { data, _, _ := f.get(); return bytes.Equal(data, r) }, 2*time.Second, time.Millisecond,
+		"written to the OS at once")
+	require.Eventually(t, func() bool { _, durable, _ := f.get(); return bytes.Equal(durable, r) }, 3*time.Second, 10*time.Millisecond,
+		"fsynced within about a second")
+}
+
+func TestLogNoPolicyFsyncsOnlyAtClose(t *testing.T) {
+	f := &memFile{}
+	l := openLog(f, "mem", 0, FsyncNo, slog.New(slog.DiscardHandler))
+	r := rec("SET", "k", "v")
+	require.NoError(t, l.Sync(l.Append(r)))
+	require.Eventually(t, func() bool { data, _, _ := f.get(); return bytes.Equal(data, r) }, 2*time.Second, time.Millisecond)
+	_, durable, _ := f.get()
+	require.Empty(t, durable)
+	require.NoError(t, l.Close())
+	_, durable, _ = f.get()
+	require.Equal(t, r, durable)
+}
+
+func TestLogWriteErrorIsStickyUntilTheDiskRecovers(t *testing.T) {
+	f := &memFile{failWrite: syscall.ENOSPC}
+	l := testLog(t, f, FsyncAlways)
+	r1 := rec("SET", "a", "1")
+	synced := make(chan error, 1)
+	go func() { synced <- l.Sync(l.Append(r1)) }()
+	require.Eventually(t, func() bool { return l.Err() != nil }, 2*time.Second, time.Millisecond)
+	require.ErrorIs(t, l.Err(), syscall.ENOSPC)
+	select {
+	case err := <-synced:
+		t.Fatalf("Sync returned %v while the record is not durable", err)
+	case <-time.After(50 * time.Millisecond): // several retries fail meanwhile
+	}
+	f.set(func(f *memFile) { f.failWrite = nil })
+	select {
+	case err := <-synced:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Sync did not return after the disk recovered")
+	}
+	require.NoError(t, l.Err())
+	_, durable, _ := f.get()
+	require.Equal(t, r1, durable)
+}
+
+func TestLogShortWriteIsRewritten(t *testing.T) {
+	f := &memFile{shortOnce: true}
+	l := testLog(t, f, FsyncAlways)
+	r1, r2 := rec("SET", "a", "1"), rec("SET", "b", "2")
+	l.Append(r1)
+	require.NoError(t, l.Sync(l.Append(r2)))
+	require.NoError(t, l.Err())
+	_, durable, _ := f.get()
+	require.Equal(t, append(bytes.Clone(r1), r2...), durable)
+}
+
+func TestLogFailedFsyncRewritesWhatTheKernelDropped(t *testing.T) {
+	for _, p := range []Policy{FsyncAlways, FsyncEverysec} {
+		t.Run(p.String(), func(t *testing.T) {
+			f := &memFile{}
+			l := testLog(t, f, p)
+			var want []byte
+			r := rec("SET", "before", "1")
+			want = append(want, r...)
+			require.NoError(t, l.Sync(l.Append(r)))
+			require.Eventually(t, func() bool { _, d, _ := f.get(); return bytes.Equal(d, want) }, 3*time.Second, time.Millisecond)
+			f.set(func(f *memFile) { f.failSync = syscall.EIO })
+			done := make(chan error, 1)
+			go func() {
+				var seq uint64
+				for i := 0; i < 5; i++ {
+					seq = l.Append(rec("SET", fmt.Sprint("during", i), "2"))
+				}
+				done <- l.Sync(seq)
+			}()
+			for i := 0; i < 5; i++ {
+				want = append(want, rec("SET", fmt.Sprint("during", i), "2")...)
+			}
+			require.Eventually(t, func() bool { return l.Err() != nil }, 3*time.Second, time.Millisecond)
+			require.ErrorIs(t, l.Err(), syscall.EIO)
+			f.set(func(f *memFile) { f.failSync = nil })
+			require.NoError(t, <-done)
+			require.Eventually(t, func() bool { _, d, _ := f.get(); return bytes.Equal(d, want) && l.Err() == nil }, 3*time.Second, time.Millisecond,
+				"the records written before the failed fsync are written again, once")
+		})
+	}
+}
+
+func TestLogRotateSplitsAtTheRequestedRecord(t *testing.T) {
+	f1, f2 := &memFile{}, &memFile{}
+	l := openLog(f1, "one", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+	var before, after, captured []byte
+	for i := 0; i < 10; i++ {
+		r := rec("SET", fmt.Sprint("a", i), "1")
+		before = append(before, r...)
+		l.Append(r)
+	}
+	c := l.BeginCapture(1 << 20)
+	for i := 0; i < 10; i++ {
+		r := rec("SET", fmt.Sprint("b", i), "2")
+		before, captured = append(before, r...), append(captured, r...)
+		l.Append(r)
+	}
+	last, done, err := l.Rotate(f2, "two", 0, c)
+	require.NoError(t, err)
+	require.Equal(t, uint64(20), last)
+	for i := 0; i < 10; i++ {
+		r := rec("SET", fmt.Sprint("c", i), "3")
+		after = append(after, r...)
+		l.Append(r)
+	}
+	require.NoError(t, <-done)
+	_, d1, _ := f1.get()
+	require.Equal(t, before, d1, "the old file holds the records up to the rotation, fsynced")
+	require.True(t, f1.closed)
+	require.NoError(t, l.Close())
+	_, d2, _ := f2.get()
+	require.Equal(t, after, d2)
+	require.Equal(t, captured, c.data)
+	require.Equal(t, uint64(11), c.first)
+	n := 0
+	require.NoError(t, c.each(func(seq uint64, r []byte) error {
+		require.Equal(t, c.first+uint64(n), seq)
+		n++
+		return nil
+	}))
+	require.Equal(t, 10, n)
+}
+
+func TestLogCaptureOverflow(t *testing.T) {
+	l := testLog(t, &memFile{}, FsyncNo)
+	c := l.BeginCapture(100)
+	for i := 0; i < 10; i++ {
+		l.Append(rec("SET", "key", "value"))
+	}
+	_, err := l.EndCapture(c)
+	require.ErrorIs(t, err, errCaptureOverflow)
+}
+
+func TestLogSyncAfterCloseFails(t *testing.T) {
+	f := &memFile{failWrite: errors.New("gone")}
+	l := openLog(f, "mem", 0, FsyncAlways, slog.New(slog.DiscardHandler))
+	seq := l.Append(rec("SET", "k", "v"))
+	require.Error(t, l.Close())
+	require.ErrorIs(t, l.Sync(seq), ErrClosed)
+}
+
+// BenchmarkLogAppend measures Append under contention, the cost a write
+// command pays with its shard lock held.
+func BenchmarkLogAppend(b *testing.B) {
+	l := openLog(&discardFile{}, "bench", 0, FsyncNo, slog.New(slog.DiscardHandler))
+	defer l.Close()
+	r := rec("SET", "user:12345", "1700000000000000000", "PXAT", "1700000000000")
+	b.ReportAllocs()
+	b.SetBytes(int64(len(r)))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l.Sync(l.Append(r))
+		}
+	})
+}
+
+type discardFile struct{}
+
+func (discardFile) WriteAt(p []byte, off int64) (int, error) { return len(p), nil }
+func (discardFile) Sync() error                              { return nil }
+func (discardFile) Close() error                             { return nil }

@@ -1,0 +1,999 @@
+package persist
+
+// The Manager ties the pieces together: it loads the data at start-up,
+// owns the Log, takes snapshots (SAVE, BGSAVE, the save rules) and
+// rewrites the log (BGREWRITEAOF, auto-aof-rewrite-*).
+//
+// # Snapshots without stopping traffic
+//
+// A snapshot captures the shards one at a time: lock shard i, encode its
+// live keys into a buffer, note the journal's last sequence number cut[i],
+// unlock, write the buffer to the file. No shard is locked for longer than
+// it takes to encode its own keys, and the file I/O happens outside every
+// lock. Each shard is thus captured at its own instant; to make the whole
+// snapshot a single instant, the journal copies every record appended
+// while the capture runs (a Capture), and once the last shard is captured
+// the snapshot gets those records whose shards were captured before them
+// (seq > cut[i] for every shard i the record touches) as a block of log
+// records, replayed after the keys when the snapshot is loaded. A record's
+// effects on one shard are either in that shard's capture or after it,
+// because records are appended while the writing command holds its shard
+// locks. A record that touches several shards captured on both sides of it
+// (a multi-key DEL or a FLUSHALL that ran in the middle of the capture)
+// cannot be split, so the snapshot is retried; that is rare and harmless.
+// Without a journal (appendonly no) each shard is consistent in itself but
+// shards are captured at instants up to the length of the pass apart.
+//
+// # Rewriting the log
+//
+// The log is a base snapshot followed by incremental files, named by the
+// manifest (Redis 7's multi-part AOF). BGREWRITEAOF writes a new base
+// while traffic goes on: it captures as above, creates the next
+// incremental file and adds it to the manifest, then switches the journal
+// to it at an exact sequence number C, ending the capture at C. The base
+// gets the captured records up to C, the new file everything after C, so
+// every record is in exactly one of them. Only then does the manifest name
+// the new base and new file alone, and the old files are deleted. A crash
+// at any point leaves a manifest naming a complete chain.
+//
+// # Loading
+//
+// At start-up the manifest's base is loaded, then its incremental files
+// are replayed in order through the command table. Keys whose absolute
+// deadline has passed are skipped. A torn tail of the last file (a record
+// cut short by a crash) is truncated with a log line when
+// aof-load-truncated is yes (the default, as in Redis). Any other damage
+// refuses to start, naming the file and offset, unless aof-load-corrupt is
+// truncate: the file is then cut there (the rest kept beside it as
+// <file>.corrupt) and later files are set aside. With appendonly no, the
+// dump file is loaded if there is one.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/shards"
+)
+
+// Options configure Open.
+type Options struct {
+	// Config supplies dir, appendonly, appendfsync, appendfilename,
+	// appenddirname, dbfilename, save, auto-aof-rewrite-percentage,
+	// auto-aof-rewrite-min-size, aof-load-truncated and aof-load-corrupt.
+	Config *config.Config
+	Store  *shards.Store
+	// Replay runs log records through the command table, in order, and
+	// returns how many it ran; next returns io.EOF at the end, and its
+	// other errors must be returned (wrapped or not). resp.Server.Replay.
+	Replay func(next func() ([][]byte, error)) (int, error)
+	// Keys returns the indexes of a record's key arguments and whether it
+	// touches the whole keyspace (resp.RecordKeys). Nil treats every
+	// record as touching the whole keyspace.
+	Keys   func(args [][]byte, dst []int) ([]int, bool)
+	Logger *slog.Logger
+}
+
+// Errors of the save and rewrite requests.
+var (
+	ErrSaveInProgress    = errors.New("persist: a save is in progress")
+	ErrRewriteInProgress = errors.New("persist: an append-only file rewrite is in progress")
+	ErrAOFDisabled       = errors.New("persist: the append-only file is disabled (appendonly no)")
+	ErrClosing           = errors.New("persist: shutting down")
+	errMixed             = errors.New("persist: a multi-shard write ran in the middle of the capture")
+)
+
+const (
+	captureLimit = 512 << 20        // bytes of records a snapshot may capture
+	bgsaveRetry  = 5 * time.Second  // Redis's CONFIG_BGSAVE_RETRY_DELAY
+	rewriteRetry = 10 * time.Second // wait after a failed automatic rewrite
+	attempts     = 3                // captures tried before giving up on errMixed
+)
+
+// Manager is the persistence of one store. Create it with Open; it is safe
+// for concurrent use.
+type Manager struct {
+	cfg    *config.Config
+	store  *shards.Store
+	opts   Options
+	logger *slog.Logger
+
+	dumpPath string
+	aofDir   string
+	aofName  string
+	log      *Log // nil with appendonly no
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	stop   chan struct{}
+	jobs   sync.WaitGroup
+
+	mu              sync.Mutex // guards everything below; rewrites (one at a time) change man
+	man             manifest
+	closed          bool
+	saving          bool // SAVE running
+	bgsaving        bool // BGSAVE running
+	rewriting       bool
+	bgsaveScheduled bool
+	rewriteSched    bool
+	dirtyBase       int64
+	lastSave        time.Time
+	lastBgsaveOK    bool
+	lastBgsaveTry   time.Time
+	lastBgsaveDur   time.Duration
+	bgsaveStart     time.Time
+	saves           int64
+	lastRewriteOK   bool
+	lastRewriteDur  time.Duration
+	rewriteStart    time.Time
+	rewriteFailedAt time.Time
+	rewrites        int64
+	rewriteFails    int64
+	rewriteBaseSize int64 // aof size right after the last rewrite
+	loadedKeys      int64
+	loadedExpired   int64
+}
+
+// Open loads the persisted data into opts.Store (which must be empty) and
+// opens the append-only log when appendonly is yes. Call Start to begin
+// the background work, and Close at shutdown.
+func Open(opts Options) (*Manager, error) {
+	cfg := opts.Config
+	m := &Manager{
+		cfg:           cfg,
+		store:         opts.Store,
+		opts:          opts,
+		logger:        opts.Logger,
+		stop:          make(chan struct{}),
+		lastSave:      time.Now(),
+		lastBgsaveOK:  true,
+		lastRewriteOK: true,
+	}
+	if m.logger == nil {
+		m.logger = slog.New(slog.DiscardHandler)
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	dir := cfg.Get("dir")
+	m.dumpPath = filepath.Join(dir, cfg.Get("dbfilename"))
+	m.aofDir = filepath.Join(dir, cfg.Get("appenddirname"))
+	m.aofName = cfg.Get("appendfilename")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	os.Remove(m.dumpPath + ".tmp")
+	start := time.Now()
+	var err error
+	if cfg.Get("appendonly") == "yes" {
+		err = m.openAOF()
+	} else if _, serr := os.Stat(m.dumpPath); serr == nil {
+		err = m.loadSnapshotFile(m.dumpPath)
+	}
+	if err != nil {
+		if m.log != nil {
+			m.log.Close()
+		}
+		return nil, err
+	}
+	m.store.ResetDirty()
+	m.logger.Info("data loaded", "keys", m.loadedKeys, "expired_skipped", m.loadedExpired,
+		"seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
+	return m, nil
+}
+
+// openAOF loads the append-only log (or creates it from the dump file, or
+// empty) and opens its last file for appending.
+func (m *Manager) openAOF() error {
+	if err := os.MkdirAll(m.aofDir, 0o755); err != nil {
+		return err
+	}
+	manPath := m.manifestPath()
+	man, ok, err := readManifest(manPath)
+	if err != nil {
+		return err
+	}
+	if ok {
+		m.man = man
+		m.removeStale()
+		if err := m.loadAOF(); err != nil {
+			return err
+		}
+	} else {
+		if _, err := os.Stat(m.dumpPath); err == nil {
+			if err := m.loadSnapshotFile(m.dumpPath); err != nil {
+				return err
+			}
+		}
+		m.removeStale()
+		// Create the log: a base holding what was loaded, and an empty
+		// incremental file.
+		if err := m.rewrite(m.ctx); err != nil {
+			return fmt.Errorf("creating the append-only file: %w", err)
+		}
+	}
+	if len(m.man.incrs) == 0 {
+		return fmt.Errorf("%s names no incremental file", manPath)
+	}
+	last := m.man.incrs[len(m.man.incrs)-1].name
+	f, err := os.OpenFile(filepath.Join(m.aofDir, last), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	policy, _ := ParsePolicy(m.cfg.Get("appendfsync"))
+	m.log = openLog(wrapped(f), last, st.Size(), policy, m.logger)
+	m.rewriteBaseSize = m.aofSize()
+	return nil
+}
+
+func (m *Manager) manifestPath() string {
+	return filepath.Join(m.aofDir, m.aofName+".manifest")
+}
+
+// removeStale deletes leftovers of interrupted rewrites: temporary files
+// and log files the manifest does not name.
+func (m *Manager) removeStale() {
+	ents, err := os.ReadDir(m.aofDir)
+	if err != nil {
+		return
+	}
+	pat := regexp.MustCompile(`^` + regexp.QuoteMeta(m.aofName) + `\.[0-9]+\.(base\.rkv|incr\.aof)(\.tmp)?$`)
+	keep := m.man.files()
+	for _, e := range ents {
+		name := e.Name()
+		if (pat.MatchString(name) && !slices.Contains(keep, name)) || name == m.aofName+".manifest.tmp" {
+			if err := os.Remove(filepath.Join(m.aofDir, name)); err == nil {
+				m.logger.Info("removed a leftover of an interrupted rewrite", "file", name)
+			}
+		}
+	}
+}
+
+// loadAOF loads the manifest's base and replays its incremental files.
+func (m *Manager) loadAOF() error {
+	if b := m.man.base; b != nil {
+		if err := m.loadSnapshotFile(filepath.Join(m.aofDir, b.name)); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < len(m.man.incrs); i++ {
+		last := i == len(m.man.incrs)-1
+		if err := m.replayFile(i, last); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadSnapshotFile loads a snapshot into the store.
+func (m *Manager) loadSnapshotFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	store := m.store
+	nowMs := store.Now() / 1e6
+	h := snapshotHandler{
+		key: func(key []byte, exp int64, v *shards.Value) error {
+			if exp != 0 && exp <= nowMs {
+				m.loadedExpired++
+				return nil
+			}
+			i := store.ShardIndex(key)
+			store.Lock(i)
+			store.Restore(key, v, exp, nowMs)
+			store.Unlock(i)
+			m.loadedKeys++
+			return nil
+		},
+		records: func(data []byte, n int) error {
+			if _, err := m.opts.Replay(recordsOf(data)); err != nil {
+				return fmt.Errorf("%s: replaying its log records: %w", path, err)
+			}
+			return nil
+		},
+	}
+	if _, err := loadSnapshot(f, path, st.Size(), h); err != nil {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			return fmt.Errorf("%w; refusing to start (move the file away to start without it)", err)
+		}
+		return err
+	}
+	return nil
+}
+
+// replayFile replays incremental file i of the manifest. A torn tail of
+// the last file and, with aof-load-corrupt truncate, corruption anywhere
+// are cut off; anything else is an error that names the file and offset.
+func (m *Manager) replayFile(i int, last bool) error {
+	name := m.man.incrs[i].name
+	path := filepath.Join(m.aofDir, name)
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	rr := newRecordReader(f, path, st.Size())
+	var at int64
+	next := func() ([][]byte, error) {
+		at = rr.offset()
+		return rr.next()
+	}
+	n, err := m.opts.Replay(next)
+	var torn *TornError
+	var corrupt *CorruptError
+	switch {
+	case err == nil:
+		m.logger.Debug("replayed append-only file", "file", name, "records", n)
+		return nil
+	case errors.As(err, &torn) && last && m.cfg.Get("aof-load-truncated") == "yes":
+		m.logger.Warn("the append-only file ends with an incomplete record (torn write after a crash); truncating it",
+			"file", path, "offset", torn.Offset, "bytes_dropped", torn.Size-torn.Offset, "records_loaded", n)
+		return truncateFile(path, torn.Offset, "")
+	case errors.As(err, &torn) && last:
+		return fmt.Errorf("%w; refusing to start: restart with --aof-load-truncated yes to truncate the file there", err)
+	case errors.As(err, &torn):
+		corrupt = &CorruptError{File: torn.File, Offset: torn.Offset, Size: torn.Size, Reason: "incomplete record in a file that is not the last one"}
+	case errors.As(err, &corrupt):
+	default:
+		return fmt.Errorf("%s: record at offset %d: %w", path, at, err)
+	}
+	if m.cfg.Get("aof-load-corrupt") != "truncate" {
+		return fmt.Errorf("%w; refusing to start: restart with --aof-load-corrupt truncate to keep the %d bytes before offset %d and move the rest aside (later append-only files too)",
+			corrupt, corrupt.Offset, corrupt.Offset)
+	}
+	aside := fmt.Sprintf("%s.corrupt-%d", path, time.Now().Unix())
+	m.logger.Warn("the append-only file is corrupt; truncating it as aof-load-corrupt allows",
+		"file", path, "offset", corrupt.Offset, "reason", corrupt.Reason, "bytes_moved_to", aside, "records_loaded", n)
+	if err := truncateFile(path, corrupt.Offset, aside); err != nil {
+		return err
+	}
+	if !last {
+		for _, later := range m.man.incrs[i+1:] {
+			p := filepath.Join(m.aofDir, later.name)
+			if err := os.Rename(p, p+".corrupt-later"); err != nil {
+				return err
+			}
+			m.logger.Warn("set aside an append-only file that followed the corruption", "file", p)
+		}
+		m.man.incrs = m.man.incrs[:i+1]
+		if err := writeManifest(m.manifestPath(), &m.man); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// truncateFile cuts path at off (after copying the rest to aside, unless
+// aside is empty) and fsyncs it.
+func truncateFile(path string, off int64, aside string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if aside != "" {
+		a, err := os.OpenFile(aside, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(a, io.NewSectionReader(f, off, 1<<62))
+		if err == nil {
+			err = a.Sync()
+		}
+		if cerr := a.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("saving the corrupt part of %s: %w", path, err)
+		}
+	}
+	if err := f.Truncate(off); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// Journal returns the append-only log to attach to the server, or nil
+// with appendonly no.
+func (m *Manager) Journal() *Log { return m.log }
+
+// SetFsync changes the appendfsync policy (CONFIG SET appendfsync).
+func (m *Manager) SetFsync(value string) {
+	if p, ok := ParsePolicy(value); ok && m.log != nil {
+		m.log.SetPolicy(p)
+	}
+}
+
+// Start starts the background work: the save rules and automatic
+// rewrites, checked every second.
+func (m *Manager) Start() {
+	m.jobs.Add(1)
+	go func() {
+		defer m.jobs.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.stop:
+				return
+			case <-t.C:
+				m.cron(time.Now())
+			}
+		}
+	}()
+}
+
+// cron starts scheduled and due background jobs.
+func (m *Manager) cron(now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || m.bgsaving || m.rewriting {
+		return
+	}
+	m.startScheduledLocked()
+	if m.bgsaving || m.rewriting {
+		return
+	}
+	changes := m.store.Dirty() - m.dirtyBase
+	for _, r := range saveRules(m.cfg.Get("save")) {
+		if changes >= r.changes && now.Sub(m.lastSave) > r.after &&
+			(m.lastBgsaveOK || now.Sub(m.lastBgsaveTry) > bgsaveRetry) {
+			m.logger.Info("save rule met, saving in the background", "changes", changes, "seconds", int64(r.after/time.Second))
+			m.startBgsaveLocked()
+			return
+		}
+	}
+	if m.log == nil || m.saving {
+		return
+	}
+	perc := m.cfg.Int("auto-aof-rewrite-percentage")
+	if perc <= 0 || now.Sub(m.rewriteFailedAt) < rewriteRetry {
+		return
+	}
+	cur, base := m.aofSize(), max(m.rewriteBaseSize, 1)
+	if cur > m.cfg.Int("auto-aof-rewrite-min-size") && cur*100/base-100 >= perc {
+		m.logger.Info("append-only file grew past the rewrite threshold, rewriting", "size", cur, "base_size", base, "growth_percent", cur*100/base-100)
+		m.startRewriteLocked()
+	}
+}
+
+type saveRule struct {
+	after   time.Duration
+	changes int64
+}
+
+// saveRules parses the save parameter ("seconds changes ...").
+func saveRules(v string) []saveRule {
+	f := strings.Fields(v)
+	var out []saveRule
+	for i := 0; i+1 < len(f); i += 2 {
+		s, err1 := strconv.ParseInt(f[i], 10, 64)
+		c, err2 := strconv.ParseInt(f[i+1], 10, 64)
+		if err1 == nil && err2 == nil {
+			out = append(out, saveRule{time.Duration(s) * time.Second, c})
+		}
+	}
+	return out
+}
+
+// startScheduledLocked starts a scheduled rewrite or BGSAVE when nothing
+// runs. Requires m.mu held.
+func (m *Manager) startScheduledLocked() {
+	if m.closed || m.bgsaving || m.rewriting {
+		return
+	}
+	switch {
+	case m.rewriteSched && m.log != nil && !m.saving:
+		m.startRewriteLocked()
+	case m.bgsaveScheduled && !m.saving:
+		m.startBgsaveLocked()
+	}
+}
+
+// Save writes the dump file now, in the caller's goroutine (SAVE).
+func (m *Manager) Save() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosing
+	}
+	if m.saving || m.bgsaving {
+		m.mu.Unlock()
+		return ErrSaveInProgress
+	}
+	m.saving = true
+	m.mu.Unlock()
+	err := m.saveDump(context.Background(), false)
+	m.mu.Lock()
+	m.saving = false
+	m.startScheduledLocked()
+	m.mu.Unlock()
+	return err
+}
+
+// BGSave starts writing the dump file in the background (BGSAVE). While a
+// rewrite runs it fails with ErrRewriteInProgress, or with schedule
+// reports that the save will start once the rewrite is done.
+func (m *Manager) BGSave(schedule bool) (scheduled bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.closed:
+		return false, ErrClosing
+	case m.saving || m.bgsaving:
+		return false, ErrSaveInProgress
+	case m.rewriting && schedule:
+		m.bgsaveScheduled = true
+		return true, nil
+	case m.rewriting:
+		return false, ErrRewriteInProgress
+	}
+	m.startBgsaveLocked()
+	return false, nil
+}
+
+// BGRewrite starts rewriting the append-only file in the background
+// (BGREWRITEAOF), or schedules it while a BGSAVE runs.
+func (m *Manager) BGRewrite() (scheduled bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.closed:
+		return false, ErrClosing
+	case m.log == nil:
+		return false, ErrAOFDisabled
+	case m.rewriting:
+		return false, ErrRewriteInProgress
+	case m.bgsaving || m.saving:
+		m.rewriteSched = true
+		return true, nil
+	}
+	m.startRewriteLocked()
+	return false, nil
+}
+
+// startBgsaveLocked starts a BGSAVE. Requires m.mu held.
+func (m *Manager) startBgsaveLocked() {
+	m.bgsaving, m.bgsaveScheduled = true, false
+	m.bgsaveStart = time.Now()
+	m.jobs.Add(1)
+	go func() {
+		defer m.jobs.Done()
+		err := m.saveDump(m.ctx, true)
+		m.mu.Lock()
+		m.bgsaving = false
+		m.startScheduledLocked()
+		m.mu.Unlock()
+		if err != nil {
+			m.logger.Error("background save failed", "file", m.dumpPath, "err", err)
+		}
+	}()
+}
+
+// startRewriteLocked starts a BGREWRITEAOF. Requires m.mu held.
+func (m *Manager) startRewriteLocked() {
+	m.rewriting, m.rewriteSched = true, false
+	m.rewriteStart = time.Now()
+	m.jobs.Add(1)
+	go func() {
+		defer m.jobs.Done()
+		err := m.rewrite(m.ctx)
+		m.mu.Lock()
+		m.rewriting = false
+		took := time.Since(m.rewriteStart)
+		m.lastRewriteDur = took
+		m.lastRewriteOK = err == nil
+		if err != nil {
+			m.rewriteFailedAt = time.Now()
+			m.rewriteFails++
+		} else {
+			m.rewrites++
+			m.rewriteFails = 0
+		}
+		m.startScheduledLocked()
+		m.mu.Unlock()
+		if err != nil {
+			m.logger.Error("append-only file rewrite failed", "err", err)
+		} else {
+			m.logger.Info("append-only file rewritten", "seconds", fmt.Sprintf("%.3f", took.Seconds()))
+		}
+	}()
+}
+
+// saveDump writes the dump file and records the outcome.
+func (m *Manager) saveDump(ctx context.Context, background bool) error {
+	start := time.Now()
+	d0 := m.store.Dirty()
+	var size int64
+	var err error
+	for try := 0; try < attempts; try++ {
+		if size, err = m.writeSnapshot(ctx, m.dumpPath); !errors.Is(err, errMixed) {
+			break
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if background {
+		m.lastBgsaveTry = time.Now()
+		m.lastBgsaveOK = err == nil
+		m.lastBgsaveDur = time.Since(start)
+	}
+	if err != nil {
+		return err
+	}
+	m.dirtyBase = d0
+	m.lastSave = time.Now()
+	m.saves++
+	m.logger.Info("snapshot saved", "file", m.dumpPath, "bytes", size, "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
+	return nil
+}
+
+// writeSnapshot writes a snapshot of the store to path.
+func (m *Manager) writeSnapshot(ctx context.Context, path string) (int64, error) {
+	w, err := createSnapshot(path)
+	if err != nil {
+		return 0, err
+	}
+	var c *Capture
+	if m.log != nil {
+		c = m.log.BeginCapture(captureLimit)
+	}
+	cuts, err := m.capture(ctx, w)
+	if c != nil {
+		if _, cerr := m.log.EndCapture(c); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = m.writeTail(w, c, cuts)
+		}
+	}
+	if err != nil {
+		w.abort()
+		return 0, err
+	}
+	return w.commit()
+}
+
+// capture writes the live keys of every shard to w, one shard at a time
+// under its lock, and returns the journal's last sequence number at the
+// capture of each shard.
+func (m *Manager) capture(ctx context.Context, w *snapshotWriter) ([]uint64, error) {
+	st := m.store
+	nowMs := st.Now() / 1e6
+	cuts := make([]uint64, st.NumShards())
+	var buf []byte
+	for i := range cuts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var n int
+		st.Lock(i)
+		buf, n = st.AppendShard(buf[:0], i, nowMs)
+		if m.log != nil {
+			cuts[i] = m.log.LastSeq()
+		}
+		st.Unlock(i)
+		if n > 0 {
+			if err := w.block(blockKeys, buf, n); err != nil {
+				return nil, err
+			}
+		}
+		if cap(buf) > 16<<20 {
+			buf = nil
+		}
+	}
+	return cuts, nil
+}
+
+// writeTail writes the captured records that came after the capture of
+// every shard they touch, as a log-record block; see the file comment.
+func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64) error {
+	var keep []byte
+	n := 0
+	var args [][]byte
+	var idx []int
+	st := m.store
+	err := c.each(func(seq uint64, rec []byte) error {
+		var err error
+		args, _, err = parseRecord(rec, args)
+		if err != nil {
+			return fmt.Errorf("persist: captured record %d: %w", seq, err)
+		}
+		all := true
+		if m.opts.Keys != nil {
+			idx, all = m.opts.Keys(args, idx[:0])
+			all = all || len(idx) == 0
+		}
+		before, after := false, false
+		if all {
+			for _, cut := range cuts {
+				before, after = before || seq <= cut, after || seq > cut
+			}
+		} else {
+			for _, k := range idx {
+				cut := cuts[st.ShardIndex(args[k])]
+				before, after = before || seq <= cut, after || seq > cut
+			}
+		}
+		switch {
+		case before && after:
+			return errMixed
+		case after:
+			keep = append(keep, rec...)
+			n++
+		}
+		return nil
+	})
+	if err != nil || n == 0 {
+		return err
+	}
+	return w.block(blockRecords, keep, n)
+}
+
+// rewrite writes a new base of the append-only log and switches the log to
+// a new incremental file; see the file comment. At start-up (no log yet)
+// it creates the first base and incremental file.
+func (m *Manager) rewrite(ctx context.Context) error {
+	var err error
+	for try := 0; try < attempts; try++ {
+		if err = m.rewriteOnce(ctx); !errors.Is(err, errMixed) {
+			return err
+		}
+		m.logger.Info("a multi-shard write ran during the rewrite's capture; retrying")
+	}
+	return err
+}
+
+func (m *Manager) rewriteOnce(ctx context.Context) error {
+	m.mu.Lock()
+	old := m.man
+	m.mu.Unlock()
+	seq := old.maxSeq() + 1
+	baseName := fmt.Sprintf("%s.%d.base.rkv", m.aofName, seq)
+	incrName := fmt.Sprintf("%s.%d.incr.aof", m.aofName, seq)
+	w, err := createSnapshot(filepath.Join(m.aofDir, baseName))
+	if err != nil {
+		return err
+	}
+	var c *Capture
+	if m.log != nil {
+		c = m.log.BeginCapture(captureLimit)
+	}
+	fail := func(err error) error {
+		if c != nil {
+			m.log.EndCapture(c)
+		}
+		w.abort()
+		return err
+	}
+	cuts, err := m.capture(ctx, w)
+	if err != nil {
+		return fail(err)
+	}
+	// The next incremental file, named in the manifest before any record
+	// goes to it.
+	incrPath := filepath.Join(m.aofDir, incrName)
+	f, err := os.OpenFile(incrPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fail(err)
+	}
+	chain := manifest{base: old.base, incrs: append(slices.Clone(old.incrs), manifestFile{incrName, seq})}
+	if err := writeManifest(m.manifestPath(), &chain); err != nil {
+		f.Close()
+		os.Remove(incrPath)
+		return fail(err)
+	}
+	m.mu.Lock()
+	m.man = chain
+	m.mu.Unlock()
+	if m.log != nil {
+		_, done, err := m.log.Rotate(wrapped(f), incrName, 0, c)
+		if err != nil {
+			f.Close()
+			return fail(err)
+		}
+		c2 := c
+		c = nil // ended by Rotate
+		if err := <-done; err != nil {
+			// The switch happens once the disk recovers; the manifest
+			// already names the new file after the old ones.
+			return fail(fmt.Errorf("switching to %s: %w", incrName, err))
+		}
+		if err := m.writeTail(w, c2, cuts); err != nil {
+			return fail(err)
+		}
+	} else {
+		f.Close()
+	}
+	size, err := w.commit()
+	if err != nil {
+		return err
+	}
+	final := manifest{base: &manifestFile{baseName, seq}, incrs: []manifestFile{{incrName, seq}}}
+	if err := writeManifest(m.manifestPath(), &final); err != nil {
+		os.Remove(filepath.Join(m.aofDir, baseName))
+		return err
+	}
+	m.mu.Lock()
+	m.man = final
+	m.mu.Unlock()
+	for _, name := range chain.files() {
+		if !slices.Contains(final.files(), name) {
+			if err := os.Remove(filepath.Join(m.aofDir, name)); err != nil {
+				m.logger.Warn("could not delete an old append-only file", "file", name, "err", err)
+			}
+		}
+	}
+	m.mu.Lock()
+	m.rewriteBaseSize = size + m.logSize()
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *Manager) logSize() int64 {
+	if m.log == nil {
+		return 0
+	}
+	return m.log.Size()
+}
+
+// aofSize returns the size of the files of the append-only log: base, the
+// incremental files before the current one and the current one including
+// records not yet written.
+func (m *Manager) aofSize() int64 {
+	names := m.man.files()
+	if m.log != nil && len(m.man.incrs) > 0 {
+		names = names[:len(names)-1]
+	}
+	n := m.logSize()
+	for _, name := range names {
+		if st, err := os.Stat(filepath.Join(m.aofDir, name)); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+// LastSave returns the Unix time of the last successful save (LASTSAVE);
+// the start time until the first.
+func (m *Manager) LastSave() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lastSave.Unix()
+}
+
+// Stats are the figures INFO persistence reports.
+type Stats struct {
+	ChangesSinceSave      int64
+	LastSave              int64 // Unix seconds
+	BgsaveInProgress      bool
+	LastBgsaveOK          bool
+	LastBgsaveSeconds     int64 // -1: none yet
+	CurrentBgsaveSeconds  int64 // -1: none running
+	Saves                 int64
+	LoadedKeys            int64
+	LoadedExpired         int64
+	AOFEnabled            bool
+	RewriteInProgress     bool
+	RewriteScheduled      bool
+	LastRewriteSeconds    int64 // -1: none yet
+	CurrentRewriteSeconds int64 // -1: none running
+	LastRewriteOK         bool
+	Rewrites              int64
+	RewriteFailures       int64 // consecutive
+	WriteErr              error // the log's unrecovered write error
+	AOFCurrentSize        int64
+	AOFBaseSize           int64
+	AOFBuffer             int64
+	Fsync                 string
+}
+
+// Stats returns the current figures.
+func (m *Manager) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	s := Stats{
+		ChangesSinceSave:      m.store.Dirty() - m.dirtyBase,
+		LastSave:              m.lastSave.Unix(),
+		BgsaveInProgress:      m.bgsaving,
+		LastBgsaveOK:          m.lastBgsaveOK,
+		LastBgsaveSeconds:     -1,
+		CurrentBgsaveSeconds:  -1,
+		Saves:                 m.saves,
+		LoadedKeys:            m.loadedKeys,
+		LoadedExpired:         m.loadedExpired,
+		AOFEnabled:            m.log != nil,
+		RewriteInProgress:     m.rewriting,
+		RewriteScheduled:      m.rewriteSched,
+		LastRewriteSeconds:    -1,
+		CurrentRewriteSeconds: -1,
+		LastRewriteOK:         m.lastRewriteOK,
+		Rewrites:              m.rewrites,
+		RewriteFailures:       m.rewriteFails,
+	}
+	if !m.lastBgsaveTry.IsZero() {
+		s.LastBgsaveSeconds = int64(m.lastBgsaveDur.Round(time.Second) / time.Second)
+	}
+	if m.bgsaving {
+		s.CurrentBgsaveSeconds = int64(now.Sub(m.bgsaveStart) / time.Second)
+	}
+	if m.rewrites > 0 || m.rewriteFails > 0 {
+		s.LastRewriteSeconds = int64(m.lastRewriteDur.Round(time.Second) / time.Second)
+	}
+	if m.rewriting {
+		s.CurrentRewriteSeconds = int64(now.Sub(m.rewriteStart) / time.Second)
+	}
+	if m.log != nil {
+		s.WriteErr = m.log.Err()
+		s.AOFCurrentSize = m.aofSize()
+		s.AOFBaseSize = m.rewriteBaseSize
+		s.AOFBuffer = int64(m.log.Buffered())
+		s.Fsync = m.log.Policy().String()
+	}
+	return s
+}
+
+// Close stops the background work (a running BGSAVE or rewrite is
+// abandoned unless it is already switching files), takes a final snapshot
+// when save rules are set (as Redis does at shutdown), and writes, fsyncs
+// and closes the log. Call it after the server stopped serving.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosing
+	}
+	m.closed = true
+	m.mu.Unlock()
+	close(m.stop)
+	m.cancel()
+	m.jobs.Wait()
+	var errs []error
+	if len(saveRules(m.cfg.Get("save"))) > 0 {
+		m.logger.Info("saving the final snapshot before exiting", "file", m.dumpPath)
+		if err := m.saveDump(context.Background(), false); err != nil {
+			errs = append(errs, fmt.Errorf("final snapshot: %w", err))
+		}
+	}
+	if m.log != nil {
+		if err := m.log.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing the append-only file: %w", err))
+		} else {
+			m.logger.Info("append-only file flushed and fsynced")
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,551 @@
+package persist
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/shards"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeServer stands in for package resp: it runs a few commands against a
+// store the way the dispatcher does (lock the shards of the keys in
+// ascending order, change the store, append the effect record, unlock,
+// Sync), and replays records through the same code. APPEND is logged
+// verbatim and is not idempotent, so a record replayed twice or lost shows.
+type fakeServer struct {
+	st    *shards.Store
+	clock *atomic.Int64 // Unix ns
+	m     *Manager
+}
+
+func newFakeServer(clock *atomic.Int64) *fakeServer {
+	return &fakeServer{st: shards.New(shards.Options{Shards: 8, Now: clock.Load}), clock: clock}
+}
+
+// fakeKeys is resp.RecordKeys for the fake commands.
+func fakeKeys(args [][]byte, dst []int) ([]int, bool) {
+	switch strings.ToUpper(string(args[0])) {
+	case "SET", "APPEND":
+		return append(dst, 1), false
+	case "MDEL":
+		for i := 1; i < len(args); i++ {
+			dst = append(dst, i)
+		}
+		return dst, false
+	}
+	return dst, true
+}
+
+// lock locks the shards of a record's keys (or all) and returns the unlock.
+func (f *fakeServer) lock(args [][]byte) func() {
+	idx, all := fakeKeys(args, nil)
+	if all {
+		f.st.LockAll()
+		return f.st.UnlockAll
+	}
+	var held []int
+	for _, i := range idx {
+		if s := f.st.ShardIndex(args[i]); !slices.Contains(held, s) {
+			held = append(held, s)
+		}
+	}
+	slices.Sort(held)
+	for _, s := range held {
+		f.st.Lock(s)
+	}
+	return func() {
+		for _, s := range held {
+			f.st.Unlock(s)
+		}
+	}
+}
+
+// apply runs one command on the store; the shards are held.
+func (f *fakeServer) apply(args [][]byte) error {
+	nowMs := f.clock.Load() / 1e6
+	switch strings.ToUpper(string(args[0])) {
+	case "SET":
+		e, _ := f.st.Put(args[1], nowMs)
+		e.SetBytes(args[2])
+		at := int64(0)
+		if len(args) == 5 {
+			at, _ = strconv.ParseInt(string(args[4]), 10, 64)
+		}
+		f.st.SetExpire(args[1], e, at)
+	case "APPEND":
+		e, _ := f.st.Put(args[1], nowMs)
+		e.SetBytes(append(e.AppendBytes(nil), args[2]...))
+	case "MDEL":
+		for _, k := range args[1:] {
+			f.st.Delete(k, nowMs)
+		}
+	case "FLUSHALL":
+		f.st.Flush()
+	default:
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+	return nil
+}
+
+// exec runs a command as live traffic.
+func (f *fakeServer) exec(t testing.TB, args ...string) {
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	unlock := f.lock(b)
+	require.NoError(t, f.apply(b))
+	var seq uint64
+	if j := f.m.Journal(); j != nil {
+		seq = j.Append(rec(args...))
+	}
+	unlock()
+	if j := f.m.Journal(); j != nil {
+		require.NoError(t, j.Sync(seq))
+	}
+}
+
+// replay is resp.Server.Replay for the fake commands.
+func (f *fakeServer) replay(next func() ([][]byte, error)) (int, error) {
+	n := 0
+	for {
+		args, err := next()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		unlock := f.lock(args)
+		err = f.apply(args)
+		unlock()
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+}
+
+// contents lists the live keys with their value encoding and deadline.
+func (f *fakeServer) contents() map[string]string {
+	out := map[string]string{}
+	f.st.LockAll()
+	defer f.st.UnlockAll()
+	f.st.Each(f.clock.Load()/1e6, func(k []byte, e *shards.Entry) bool {
+		out[string(k)] = fmt.Sprintf("%q@%d", e.AppendBytes(nil), e.ExpireAt())
+		return true
+	})
+	return out
+}
+
+// testConfig is a configuration with dir and no save rules.
+func testConfig(t testing.TB, dir string, kv ...string) *config.Config {
+	cfg := config.New()
+	require.NoError(t, cfg.Set("dir", dir))
+	require.NoError(t, cfg.Set("save", ""))
+	require.NoError(t, cfg.Set("appendfsync", "always"))
+	for i := 0; i+1 < len(kv); i += 2 {
+		require.NoError(t, cfg.Set(kv[i], kv[i+1]))
+	}
+	return cfg
+}
+
+// open opens a manager for f on cfg.
+func (f *fakeServer) open(t testing.TB, cfg *config.Config) error {
+	m, err := Open(Options{Config: cfg, Store: f.st, Replay: f.replay, Keys: fakeKeys, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	f.m = m
+	return nil
+}
+
+// restart closes f's manager and opens a fresh store on the same config.
+func restart(t testing.TB, f *fakeServer, cfg *config.Config) *fakeServer {
+	require.NoError(t, f.m.Close())
+	g := newFakeServer(f.clock)
+	require.NoError(t, g.open(t, cfg))
+	t.Cleanup(func() { g.m.Close() })
+	return g
+}
+
+func newClock() *atomic.Int64 {
+	c := &atomic.Int64{}
+	c.Store(1_700_000_000_000 * 1e6)
+	return c
+}
+
+func TestManagerReopenRestoresEverything(t *testing.T) {
+	for _, policy := range []string{"always", "everysec", "no"} {
+		t.Run(policy, func(t *testing.T) {
+			cfg := testConfig(t, t.TempDir(), "appendfsync", policy)
+			f := newFakeServer(newClock())
+			require.NoError(t, f.open(t, cfg))
+			f.exec(t, "SET", "a", "1")
+			f.exec(t, "APPEND", "a", "2")
+			f.exec(t, "SET", "ttl", "x", "PXAT", "1800000000000")
+			f.exec(t, "APPEND", "b", "bin\x00\r\n")
+			f.exec(t, "MDEL", "b", "nope")
+			f.exec(t, "APPEND", "c", "c")
+			want := f.contents()
+			require.Equal(t, map[string]string{"a": `"12"@0`, "ttl": `"x"@1800000000000`, "c": `"c"@0`}, want)
+			g := restart(t, f, cfg)
+			require.Equal(t, want, g.contents())
+		})
+	}
+}
+
+// TestRewriteUnderLoadIsExact rewrites and snapshots repeatedly while
+// writers change the store, then checks that the log (base + increments)
+// rebuilds exactly the final state: no APPEND lost or applied twice.
+func TestRewriteUnderLoadIsExact(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "appendfsync", "everysec")
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			for i := 0; !stop.Load(); i++ {
+				k := fmt.Sprint("k", r.IntN(300))
+				switch x := r.IntN(1000); {
+				case x == 0:
+					f.exec(t, "MDEL", k, fmt.Sprint("k", r.IntN(300))) // usually two shards
+				case x < 50:
+					f.exec(t, "SET", k, strconv.Itoa(i), "PXAT", strconv.Itoa(1_800_000_000_000+i))
+				default:
+					f.exec(t, "APPEND", k, string(rune('a'+w)))
+				}
+			}
+		}()
+	}
+	rewrites := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for rewrites < 5 && time.Now().Before(deadline) {
+		if _, err := f.m.BGRewrite(); err != nil {
+			require.ErrorIs(t, err, ErrRewriteInProgress)
+		}
+		if _, err := f.m.BGSave(true); err != nil {
+			require.ErrorIs(t, err, ErrSaveInProgress)
+		}
+		time.Sleep(5 * time.Millisecond) // let writes pile up between rewrites
+		rewrites = int(f.m.Stats().Rewrites)
+	}
+	stop.Store(true)
+	wg.Wait()
+	require.GreaterOrEqual(t, rewrites, 3, "rewrites completed under load")
+	want := f.contents()
+	require.NotEmpty(t, want)
+	g := restart(t, f, cfg)
+	require.Equal(t, want, g.contents())
+	// The directory holds only what the manifest names.
+	ents, err := os.ReadDir(filepath.Join(cfg.Get("dir"), "appendonlydir"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, append(g.m.man.files(), "appendonly.aof.manifest"), names)
+}
+
+// A multi-shard record in the middle of a capture cannot be split: the
+// capture is retried, and the result is still exact.
+func TestRewriteRetriesAroundMultiShardRecords(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	// Keys in the first and last shards, so that a record touching both
+	// falls between their captures.
+	var first, last string
+	for i := 0; first == "" || last == ""; i++ {
+		k := fmt.Sprint("key", i)
+		switch f.st.ShardIndex([]byte(k)) {
+		case 0:
+			first = k
+		case f.st.NumShards() - 1:
+			last = k
+		}
+	}
+	f.exec(t, "APPEND", first, "x")
+	f.exec(t, "APPEND", last, "y")
+	// Hold the last shard so the capture stops before it; meanwhile a
+	// multi-shard write is appended (as if it held both locks).
+	f.st.Lock(f.st.NumShards() - 1)
+	done := make(chan error, 1)
+	go func() { done <- f.m.rewriteOnce(f.m.ctx) }()
+	time.Sleep(20 * time.Millisecond) // the capture reaches the last shard and waits
+	f.st.Lock(0)
+	f.apply([][]byte{[]byte("MDEL"), []byte(first), []byte(last)})
+	f.m.Journal().Append(rec("MDEL", first, last))
+	f.st.Unlock(0)
+	f.st.Unlock(f.st.NumShards() - 1)
+	require.ErrorIs(t, <-done, errMixed)
+	require.NoError(t, f.m.rewrite(f.m.ctx), "a retry without interference succeeds")
+	f.exec(t, "APPEND", first, "z")
+	want := f.contents()
+	require.Equal(t, map[string]string{first: `"z"@0`}, want)
+	g := restart(t, f, cfg)
+	require.Equal(t, want, g.contents())
+}
+
+func TestExpiredKeysAreNotResurrected(t *testing.T) {
+	clock := newClock()
+	cfg := testConfig(t, t.TempDir())
+	f := newFakeServer(clock)
+	require.NoError(t, f.open(t, cfg))
+	now := clock.Load() / 1e6
+	f.exec(t, "SET", "short", "1", "PXAT", strconv.FormatInt(now+1000, 10))
+	f.exec(t, "SET", "long", "2", "PXAT", strconv.FormatInt(now+10_000, 10))
+	_, err := f.m.BGRewrite() // short and long go into the base snapshot
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return f.m.Stats().Rewrites == 1 }, 5*time.Second, time.Millisecond)
+	f.exec(t, "SET", "short2", "3", "PXAT", strconv.FormatInt(now+1000, 10)) // in the log
+	clock.Add(5 * int64(time.Second))                                        // the server is down for 5 s
+	g := restart(t, f, cfg)
+	require.Equal(t, map[string]string{"long": fmt.Sprintf(`"2"@%d`, now+10_000)}, g.contents())
+	require.Equal(t, int64(1), g.m.Stats().LoadedExpired, "skipped while loading the snapshot")
+}
+
+// writeSome opens a manager in dir, writes n APPEND records and closes it;
+// it returns the incremental file and the offset where each record ends.
+func writeSome(t *testing.T, cfg *config.Config, n int) (path string, ends []int64) {
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	for i := 0; i < n; i++ {
+		f.exec(t, "APPEND", fmt.Sprint("k", i), "v")
+		ends = append(ends, f.m.Journal().Size())
+	}
+	require.NoError(t, f.m.Close())
+	man, ok, err := readManifest(filepath.Join(cfg.Get("dir"), "appendonlydir", "appendonly.aof.manifest"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	return filepath.Join(cfg.Get("dir"), "appendonlydir", man.incrs[len(man.incrs)-1].name), ends
+}
+
+func TestTornTailIsTruncated(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	path, ends := writeSome(t, cfg, 5)
+	require.NoError(t, os.Truncate(path, ends[4]-3)) // the last record is cut short
+	g := newFakeServer(newClock())
+	require.NoError(t, g.open(t, cfg))
+	require.Len(t, g.contents(), 4)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, ends[3], st.Size(), "the file is cut at the last whole record")
+	g.exec(t, "APPEND", "after", "1") // appends continue cleanly after it
+	h := restart(t, g, cfg)
+	require.Len(t, h.contents(), 5)
+}
+
+func TestTornTailRefusedWhenAofLoadTruncatedIsNo(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "aof-load-truncated", "no")
+	path, ends := writeSome(t, cfg, 3)
+	require.NoError(t, os.Truncate(path, ends[2]-1))
+	err := newFakeServer(newClock()).open(t, cfg)
+	require.ErrorContains(t, err, path)
+	require.ErrorContains(t, err, fmt.Sprintf("offset %d", ends[1]))
+	require.ErrorContains(t, err, "--aof-load-truncated yes")
+}
+
+func TestMidFileCorruptionRefusesToStart(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	path, ends := writeSome(t, cfg, 6)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	data[ends[2]] = '!' // the fourth record's '*'
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	err = newFakeServer(newClock()).open(t, cfg)
+	require.ErrorContains(t, err, path)
+	require.ErrorContains(t, err, fmt.Sprintf("offset %d", ends[2]))
+	require.ErrorContains(t, err, "--aof-load-corrupt truncate")
+
+	// With the flag, the prefix loads and the rest is kept beside the file.
+	require.NoError(t, cfg.Set("aof-load-corrupt", "truncate"))
+	g := newFakeServer(newClock())
+	require.NoError(t, g.open(t, cfg))
+	t.Cleanup(func() { g.m.Close() })
+	require.Len(t, g.contents(), 3)
+	aside, err := filepath.Glob(path + ".corrupt-*")
+	require.NoError(t, err)
+	require.Len(t, aside, 1)
+	kept, err := os.ReadFile(aside[0])
+	require.NoError(t, err)
+	require.Equal(t, data[ends[2]:], kept)
+}
+
+func TestCorruptSnapshotRefusesToStart(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	f.exec(t, "APPEND", "k", "v")
+	require.NoError(t, f.m.rewrite(f.m.ctx))
+	require.NoError(t, f.m.Close())
+	base := filepath.Join(cfg.Get("dir"), "appendonlydir", f.m.man.base.name)
+	data, err := os.ReadFile(base)
+	require.NoError(t, err)
+	data[headerLen+3] ^= 0xff
+	require.NoError(t, os.WriteFile(base, data, 0o644))
+	err = newFakeServer(newClock()).open(t, cfg)
+	require.ErrorContains(t, err, base)
+	require.ErrorContains(t, err, "refusing to start")
+}
+
+func TestAppendonlyNoUsesTheDumpFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "appendonly", "no", "save", "3600 1")
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	require.Nil(t, f.m.Journal())
+	f.exec(t, "APPEND", "k", "v")
+	_, err := f.m.BGRewrite()
+	require.ErrorIs(t, err, ErrAOFDisabled)
+	require.NoError(t, f.m.Save())
+	require.Zero(t, f.m.Stats().ChangesSinceSave)
+	f.exec(t, "APPEND", "k", "w")
+	require.Equal(t, int64(1), f.m.Stats().ChangesSinceSave)
+	want := f.contents()
+	g := restart(t, f, cfg) // Close saves because save rules are set
+	require.Equal(t, want, g.contents())
+	_, err = os.Stat(filepath.Join(dir, "appendonlydir"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	// Turning the log on later starts from the dump file.
+	require.NoError(t, g.m.Close())
+	cfg2 := testConfig(t, dir, "appendonly", "yes")
+	h := newFakeServer(g.clock)
+	require.NoError(t, h.open(t, cfg2))
+	t.Cleanup(func() { h.m.Close() })
+	require.Equal(t, want, h.contents())
+	require.NotNil(t, h.m.man.base)
+}
+
+func TestSaveRulesAndAutoRewrite(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "save", "60 3", "auto-aof-rewrite-min-size", "1000", "auto-aof-rewrite-percentage", "50")
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	t.Cleanup(func() { f.m.Close() })
+	f.exec(t, "APPEND", "a", "1")
+	f.exec(t, "APPEND", "a", "2")
+	now := time.Now()
+	for i, tt := range []struct {
+		at      time.Duration
+		changes int
+		saves   int64
+	}{
+		{61 * time.Second, 0, 0}, // 2 changes < 3
+		{61 * time.Second, 1, 1}, // 3 changes, 61 s > 60 s
+		{30 * time.Second, 5, 1}, // 60 s have not passed since that save
+	} {
+		for j := 0; j < tt.changes; j++ {
+			f.exec(t, "APPEND", "b", "x")
+		}
+		f.m.cron(now.Add(tt.at))
+		require.Eventually(t, func() bool { s := f.m.Stats(); return !s.BgsaveInProgress && !s.RewriteInProgress }, 5*time.Second, time.Millisecond)
+		require.Equal(t, tt.saves, f.m.Stats().Saves, "step %d", i)
+	}
+	// The log is well past 1000 bytes and has more than doubled since it
+	// was created: the next tick rewrites it.
+	require.Zero(t, f.m.Stats().Rewrites)
+	for i := 0; i < 50; i++ {
+		f.exec(t, "APPEND", "c", strings.Repeat("y", 20))
+	}
+	f.m.cron(now) // no save rule due at this time
+	require.Eventually(t, func() bool { return f.m.Stats().Rewrites == 1 }, 5*time.Second, time.Millisecond)
+	s := f.m.Stats()
+	require.Equal(t, s.AOFBaseSize, s.AOFCurrentSize)
+}
+
+func TestBackgroundJobConflicts(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	t.Cleanup(func() { f.m.Close() })
+	f.exec(t, "APPEND", "k", "v")
+	f.st.Lock(0) // stall captures at shard 0
+	scheduled, err := f.m.BGRewrite()
+	require.NoError(t, err)
+	require.False(t, scheduled)
+	_, err = f.m.BGRewrite()
+	require.ErrorIs(t, err, ErrRewriteInProgress)
+	_, err = f.m.BGSave(false)
+	require.ErrorIs(t, err, ErrRewriteInProgress)
+	scheduled, err = f.m.BGSave(true)
+	require.NoError(t, err)
+	require.True(t, scheduled)
+	f.st.Unlock(0)
+	require.Eventually(t, func() bool { s := f.m.Stats(); return s.Saves == 1 && s.Rewrites == 1 && !s.BgsaveInProgress },
+		5*time.Second, time.Millisecond, "the scheduled BGSAVE runs after the rewrite")
+	f.st.Lock(0)
+	_, err = f.m.BGSave(false)
+	require.NoError(t, err)
+	require.ErrorIs(t, f.m.Save(), ErrSaveInProgress)
+	scheduled, err = f.m.BGRewrite()
+	require.NoError(t, err)
+	require.True(t, scheduled)
+	require.True(t, f.m.Stats().RewriteScheduled)
+	f.st.Unlock(0)
+	require.Eventually(t, func() bool { return f.m.Stats().Rewrites == 2 }, 5*time.Second, time.Millisecond)
+}
+
+func TestManifestParse(t *testing.T) {
+	for i, tt := range []struct {
+		in   string
+		want string // re-encoded, or the error
+	}{
+		{"file a.1.base.rkv seq 1 type b\nfile a.1.incr.aof seq 1 type i\n", "file a.1.base.rkv seq 1 type b\nfile a.1.incr.aof seq 1 type i\n"},
+		{"seq 2 type i file a.2.incr.aof\n\n", "file a.2.incr.aof seq 2 type i\n"},
+		{"file ../x seq 1 type i", "bad file name"},
+		{"file a seq 0 type i", "bad seq"},
+		{"file a seq 1 type x", "unknown file type"},
+		{"file a seq 1 type b\nfile b seq 2 type b", "second base"},
+		{"file a seq 1 type", "odd number"},
+	} {
+		m, err := parseManifest([]byte(tt.in))
+		if err != nil {
+			require.ErrorContains(t, err, tt.want, "step %d", i)
+			continue
+		}
+		require.Equal(t, tt.want, string(m.encode()), "step %d", i)
+	}
+}
+
+// The Manager's file handling must not leave temporary files behind.
+func TestNoTemporaryFilesLeft(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "save", "3600 1")
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	f.exec(t, "APPEND", "k", "v")
+	require.NoError(t, f.m.Save())
+	require.NoError(t, f.m.rewrite(f.m.ctx))
+	require.NoError(t, f.m.Close())
+	var tmp []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if strings.HasSuffix(p, ".tmp") {
+			tmp = append(tmp, p)
+		}
+		return nil
+	})
+	require.Empty(t, tmp)
+	data, err := os.ReadFile(filepath.Join(dir, "dump.rkv"))
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(data, []byte("RATEKV")))
+}

@@ -1,0 +1,160 @@
+package persist
+
+// The manifest names the files that make up the append-only log, in Redis
+// 7's multi-part AOF syntax, one file per line:
+//
+//	file appendonly.aof.3.base.rkv seq 3 type b
+//	file appendonly.aof.3.incr.aof seq 3 type i
+//	file appendonly.aof.4.incr.aof seq 4 type i
+//
+// At most one base (type b, a snapshot file) and any number of incremental
+// logs (type i, RESP records) in replay order. It is replaced atomically
+// (write, fsync, rename, fsync the directory), so it always names a
+// complete, durable set of files.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+type manifestFile struct {
+	name string
+	seq  int64
+}
+
+type manifest struct {
+	base  *manifestFile
+	incrs []manifestFile
+}
+
+// maxSeq returns the highest sequence number the manifest uses.
+func (m *manifest) maxSeq() int64 {
+	n := int64(0)
+	if m.base != nil {
+		n = m.base.seq
+	}
+	for _, f := range m.incrs {
+		n = max(n, f.seq)
+	}
+	return n
+}
+
+// files returns every file name in the manifest.
+func (m *manifest) files() []string {
+	var out []string
+	if m.base != nil {
+		out = append(out, m.base.name)
+	}
+	for _, f := range m.incrs {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+func (m *manifest) encode() []byte {
+	var b bytes.Buffer
+	if m.base != nil {
+		fmt.Fprintf(&b, "file %s seq %d type b\n", m.base.name, m.base.seq)
+	}
+	for _, f := range m.incrs {
+		fmt.Fprintf(&b, "file %s seq %d type i\n", f.name, f.seq)
+	}
+	return b.Bytes()
+}
+
+// parseManifest parses a manifest. Names must be plain file names.
+func parseManifest(data []byte) (manifest, error) {
+	var m manifest
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f)%2 != 0 {
+			return m, fmt.Errorf("line %d: odd number of words", i+1)
+		}
+		var mf manifestFile
+		typ := ""
+		for j := 0; j < len(f); j += 2 {
+			switch f[j] {
+			case "file":
+				mf.name = f[j+1]
+			case "seq":
+				n, err := strconv.ParseInt(f[j+1], 10, 64)
+				if err != nil || n < 1 {
+					return m, fmt.Errorf("line %d: bad seq %q", i+1, f[j+1])
+				}
+				mf.seq = n
+			case "type":
+				typ = f[j+1]
+			}
+		}
+		if mf.name == "" || mf.name != filepath.Base(mf.name) || mf.name == "." || mf.name == ".." || strings.ContainsAny(mf.name, `/\`) {
+			return m, fmt.Errorf("line %d: bad file name %q", i+1, mf.name)
+		}
+		if mf.seq == 0 {
+			return m, fmt.Errorf("line %d: missing seq", i+1)
+		}
+		switch typ {
+		case "b":
+			if m.base != nil {
+				return m, fmt.Errorf("line %d: a second base file", i+1)
+			}
+			m.base = &mf
+		case "i":
+			m.incrs = append(m.incrs, mf)
+		default:
+			return m, fmt.Errorf("line %d: unknown file type %q", i+1, typ)
+		}
+	}
+	return m, nil
+}
+
+// readManifest reads the manifest at path; ok is false if there is none.
+func readManifest(path string) (m manifest, ok bool, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, err
+	}
+	m, err = parseManifest(data)
+	if err != nil {
+		return m, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, true, nil
+}
+
+// writeManifest replaces the manifest at path durably.
+func writeManifest(path string, m *manifest) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(m.encode())
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing manifest %s: %w", path, err)
+	}
+	return nil
+}

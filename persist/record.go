@@ -1,0 +1,250 @@
+package persist
+
+// Reading log records. A log file is a sequence of RESP arrays of bulk
+// strings, exactly what a client sends; parseRecord decodes one from a
+// byte slice and recordReader streams them from a file, telling a clean
+// end, a torn tail and corruption apart:
+//
+//   - the input ends at a record boundary: io.EOF;
+//   - the input ends inside a record, or everything from the first bad byte
+//     to the end is zero (blocks a crash allocated but never wrote): a
+//     *TornError, the offset of the incomplete record;
+//   - anything else that is not a well-formed record: a *CorruptError.
+//
+// Lengths are never trusted: a record is only materialised from bytes that
+// are really there, so a claimed length costs nothing until the data
+// behind it has been read, and the reader never holds more than the input.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// TornError reports a log file that ends inside a record (after a crash
+// during a write). Offset is where the incomplete record starts.
+type TornError struct {
+	File   string
+	Offset int64
+	Size   int64
+}
+
+func (e *TornError) Error() string {
+	return fmt.Sprintf("%s: incomplete record at offset %d of %d (torn tail)", e.File, e.Offset, e.Size)
+}
+
+// CorruptError reports bytes that are not a well-formed record (or, in a
+// snapshot, a block whose checksum does not match). Offset is where the
+// damaged record or block starts.
+type CorruptError struct {
+	File   string
+	Offset int64
+	Size   int64
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%s: corrupt data at offset %d of %d: %s", e.File, e.Offset, e.Size, e.Reason)
+}
+
+// formatError is a parse error at byte pos of the parsed slice.
+type formatError struct {
+	pos    int
+	reason string
+}
+
+func (e *formatError) Error() string { return e.reason }
+
+// maxIntLen bounds the digits of a RESP length; 18 cannot overflow int64.
+const maxIntLen = 18
+
+// parseRecord parses one RESP array of bulk strings at the start of b.
+// It returns the arguments (aliasing b, appended to args[:0]) and the
+// record's length; n == 0 with a nil error means b holds only part of a
+// record.
+func parseRecord(b []byte, args [][]byte) (_ [][]byte, n int, err error) {
+	args = args[:0]
+	if len(b) == 0 {
+		return args, 0, nil
+	}
+	if b[0] != '*' {
+		return args, 0, &formatError{0, fmt.Sprintf("expected '*', got %q", b[0])}
+	}
+	argc, pos, err := parseLen(b, 1)
+	if err != nil || pos == 0 {
+		return args, 0, err
+	}
+	if argc < 1 {
+		return args, 0, &formatError{1, "array of no arguments"}
+	}
+	for i := 0; i < argc; i++ {
+		if pos >= len(b) {
+			return args, 0, nil
+		}
+		if b[pos] != '$' {
+			return args, 0, &formatError{pos, fmt.Sprintf("expected '$', got %q", b[pos])}
+		}
+		l, next, err := parseLen(b, pos+1)
+		if err != nil || next == 0 {
+			return args, 0, err
+		}
+		if l > len(b)-next-2 { // also avoids overflow: l is at most 18 digits
+			return args, 0, nil
+		}
+		end := next + l
+		if b[end] != '\r' {
+			return args, 0, &formatError{end, "bulk string not terminated by CRLF"}
+		}
+		if b[end+1] != '\n' {
+			return args, 0, &formatError{end + 1, "bulk string not terminated by CRLF"}
+		}
+		args = append(args, b[next:end:end])
+		pos = end + 2
+	}
+	return args, pos, nil
+}
+
+// parseLen parses a non-negative decimal number ending in CRLF at b[pos:]
+// and returns it with the position after the CRLF (0 when b ends first).
+func parseLen(b []byte, pos int) (int, int, error) {
+	n := 0
+	start := pos
+	for ; pos < len(b); pos++ {
+		c := b[pos]
+		switch {
+		case c >= '0' && c <= '9':
+			if pos-start >= maxIntLen {
+				return 0, 0, &formatError{start, "length too long"}
+			}
+			n = n*10 + int(c-'0')
+			continue
+		case c == '\r' && pos > start:
+			if pos+1 >= len(b) {
+				return 0, 0, nil
+			}
+			if b[pos+1] != '\n' {
+				return 0, 0, &formatError{pos + 1, "length not terminated by CRLF"}
+			}
+			return n, pos + 2, nil
+		}
+		return 0, 0, &formatError{pos, fmt.Sprintf("bad length byte %q", c)}
+	}
+	return 0, 0, nil
+}
+
+// recordReader streams the records of one log file.
+type recordReader struct {
+	r          io.Reader
+	name       string // for errors
+	size       int64  // bytes in the input
+	buf        []byte // unparsed input is buf[start:end]
+	base       int64  // input offset of buf[0]
+	start, end int
+	eof        bool
+	args       [][]byte
+}
+
+// minRead is the reader's first buffer size and smallest read.
+const minRead = 256 << 10
+
+func newRecordReader(r io.Reader, name string, size int64) *recordReader {
+	return &recordReader{r: r, name: name, size: size}
+}
+
+// offset returns the input offset of the next record.
+func (rr *recordReader) offset() int64 { return rr.base + int64(rr.start) }
+
+// next returns the next record's arguments, valid until the next call;
+// io.EOF after the last record, or a *TornError or *CorruptError.
+func (rr *recordReader) next() ([][]byte, error) {
+	for {
+		args, n, err := parseRecord(rr.buf[rr.start:rr.end], rr.args)
+		rr.args = args
+		if err != nil {
+			var fe *formatError
+			errors.As(err, &fe)
+			return nil, rr.damaged(rr.start+fe.pos, fe.reason)
+		}
+		if n > 0 {
+			rr.start += n
+			return args, nil
+		}
+		if rr.eof {
+			if rr.start == rr.end {
+				return nil, io.EOF
+			}
+			return nil, &TornError{File: rr.name, Offset: rr.offset(), Size: rr.base + int64(rr.end)}
+		}
+		if err := rr.fill(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// fill reads more input, keeping the unparsed part.
+func (rr *recordReader) fill() error {
+	if rr.start > 0 {
+		copy(rr.buf, rr.buf[rr.start:rr.end])
+		rr.base += int64(rr.start)
+		rr.end -= rr.start
+		rr.start = 0
+	}
+	if len(rr.buf)-rr.end < minRead/2 {
+		want := max(2*len(rr.buf), minRead)
+		nb := make([]byte, want)
+		copy(nb, rr.buf[:rr.end])
+		rr.buf = nb
+	}
+	n, err := io.ReadAtLeast(rr.r, rr.buf[rr.end:], 1)
+	rr.end += n
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		rr.eof = true
+	case err != nil:
+		return fmt.Errorf("reading %s: %w", rr.name, err)
+	}
+	return nil
+}
+
+// damaged classifies a format error at buf[pos]: zeros from there to the
+// end of the input are a torn tail (a crash left allocated, unwritten
+// blocks), anything else is corruption of the record at rr.start.
+func (rr *recordReader) damaged(pos int, reason string) error {
+	at := rr.offset()
+	size := rr.base + int64(rr.end)
+	zeros := allZero(rr.buf[pos:rr.end])
+	for zeros && !rr.eof {
+		rr.start = pos // keep only what is still to be checked
+		if err := rr.fill(); err != nil {
+			return err
+		}
+		pos = rr.start
+		zeros = allZero(rr.buf[pos:rr.end])
+		size = rr.base + int64(rr.end)
+	}
+	if zeros {
+		return &TornError{File: rr.name, Offset: at, Size: size}
+	}
+	if rr.size > size {
+		size = rr.size
+	}
+	return &CorruptError{File: rr.name, Offset: at, Size: size, Reason: reason}
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if !bytes.Equal(b[:8], zero8[:]) {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+var zero8 [8]byte

@@ -1,0 +1,85 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Replaying the append-only log at start-up. Records are effects written
+// by journalEffects (SET … PXAT, DEL, PEXPIREAT, RESTORE … REPLACE ABSTTL,
+// verbatim deterministic commands); they run through the same command
+// table and dispatcher path (locking, handlers) as live traffic, on an
+// internal connection that has no socket, is authenticated, speaks RESP2
+// and journals nothing. Its clock is the store's, read per record, so a
+// deadline that passed while the server was down is already past: the
+// keys it guarded are not resurrected. Every record must succeed: an error
+// reply means the log and the command table disagree, and loading stops.
+
+// Replay runs the records next returns, in order, until next returns
+// io.EOF, and returns how many ran. An error from next is returned as is;
+// a record that is not a known write command or that replies with an error
+// stops the replay with an error naming it. Call it before Serve, with no
+// journal attached.
+func (s *Server) Replay(next func() ([][]byte, error)) (n int, err error) {
+	c := &Conn{srv: s, proto: 2, authed: true, replaying: true, addr: "replay", laddr: "replay"}
+	for {
+		args, err := next()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if len(args) == 0 {
+			continue
+		}
+		cmd := lookupCommand(args[0])
+		switch {
+		case cmd == nil:
+			return n, fmt.Errorf("record %d: unknown command %q", n+1, clip(args[0]))
+		case !cmd.arityOK(len(args)):
+			return n, fmt.Errorf("record %d: wrong number of arguments (%d) for %s", n+1, len(args), cmd.Name)
+		case cmd.Flags&FlagWrite == 0:
+			return n, fmt.Errorf("record %d: %s is not a write command", n+1, cmd.Name)
+		}
+		c.out = c.out[:0]
+		c.call(cmd, args)
+		if c.closeAfter {
+			return n, fmt.Errorf("record %d: %s panicked (see the log)", n+1, cmd.Name)
+		}
+		if len(c.out) > 0 && c.out[0] == '-' {
+			line, _, _ := bytes.Cut(c.out[1:], []byte("\r\n"))
+			return n, fmt.Errorf("record %d: %s replied with an error: %s", n+1, cmd.Name, clip(line))
+		}
+		n++
+		if cap(c.out) > shrinkAt {
+			c.out = nil
+		}
+	}
+}
+
+// clip shortens b for an error message.
+func clip(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "…"
+	}
+	return string(b)
+}
+
+// RecordKeys returns the indexes of the key arguments of a log record
+// (appended to dst), and all=true when the record touches the whole
+// keyspace: a FlagAllShards command (FLUSHALL), or a record it cannot
+// place. Package persist uses it to tell which shards a record touches.
+func RecordKeys(args [][]byte, dst []int) (idx []int, all bool) {
+	if len(args) == 0 {
+		return dst, true
+	}
+	cmd := lookupCommand(args[0])
+	if cmd == nil || cmd.Flags&FlagAllShards != 0 || !cmd.arityOK(len(args)) {
+		return dst, true
+	}
+	idx = cmd.keyIndexes(args, dst)
+	return idx, len(idx) == 0
+}

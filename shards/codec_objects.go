@@ -1,0 +1,118 @@
+package shards
+
+// Encodings of the object kinds (see codec.go for the layout). They go
+// through the types' exported methods only (Walk, Add, Each), so the
+// in-memory encodings can change without touching the format on disk.
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// appendZSet appends a sorted set's count and members in ascending order.
+// A nil set encodes as empty.
+func appendZSet(dst []byte, z *ZSet) []byte {
+	if z == nil {
+		return binary.AppendUvarint(dst, 0)
+	}
+	n := z.Len()
+	dst = binary.AppendUvarint(dst, uint64(n))
+	var num [20]byte
+	z.Walk(0, n, false, func(m *ZMember) bool {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(m.Score))
+		mb := m.Member
+		if m.IsInt {
+			mb = m.AppendTo(num[:0])
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(mb)))
+		dst = append(dst, mb...)
+		return true
+	})
+	return dst
+}
+
+// zset decodes a sorted set. A NaN score or a repeated member is bad data.
+func (d *decoder) zset() *ZSet {
+	n := d.length(8 + 1)
+	if d.err != nil {
+		return nil
+	}
+	// The encoding Redis would pick for n members: peek at the first
+	// member's length for the value-size limit.
+	first := 0
+	if n > 0 && len(d.b)-d.off > 8 {
+		if l, k := binary.Uvarint(d.b[d.off+8:]); k > 0 && l < math.MaxInt32 {
+			first = int(l)
+		}
+	}
+	z := NewZSet(n, first)
+	for i := 0; i < n; i++ {
+		score := d.float()
+		member := d.bytes()
+		if d.err != nil {
+			return nil
+		}
+		if res, _ := z.Add(score, member, 0); res != ZAdded {
+			d.fail()
+			return nil
+		}
+	}
+	return z
+}
+
+// appendSlidingLog appends a sliding log's entry count and runs. A nil log
+// encodes as empty.
+func appendSlidingLog(dst []byte, l *SlidingLog) []byte {
+	if l == nil || l.Len() == 0 {
+		return binary.AppendUvarint(dst, 0)
+	}
+	dst = binary.AppendUvarint(dst, uint64(l.Len()))
+	first := true
+	var prev int64
+	l.Each(func(ts, count int64) {
+		if first {
+			dst = binary.AppendVarint(dst, ts)
+			first = false
+		} else {
+			dst = binary.AppendUvarint(dst, uint64(ts-prev))
+		}
+		dst = binary.AppendUvarint(dst, uint64(count-1))
+		prev = ts
+	})
+	return dst
+}
+
+// maxLogEntries bounds a decoded sliding log's entry count, far above any
+// real one, so that sums cannot overflow.
+const maxLogEntries = 1 << 60
+
+// slidingLog decodes a sliding log. Runs must account for exactly the
+// announced number of entries, timestamps must not overflow.
+func (d *decoder) slidingLog() *SlidingLog {
+	l := &SlidingLog{}
+	total := d.uvarint()
+	if d.err != nil || total > maxLogEntries {
+		d.fail()
+		return nil
+	}
+	var ts int64
+	for seen := uint64(0); seen < total; {
+		if seen == 0 {
+			ts = d.varint()
+		} else {
+			delta := d.uvarint()
+			if delta > math.MaxInt64 || ts > math.MaxInt64-int64(delta) {
+				d.fail()
+			}
+			ts += int64(delta)
+		}
+		count := d.uvarint()
+		if d.err != nil || count > total-seen-1 {
+			d.fail()
+			return nil
+		}
+		l.Add(ts, int64(count)+1)
+		seen += count + 1
+	}
+	return l
+}
