@@ -205,12 +205,12 @@ func DecodeRecord(b []byte) (key []byte, expireAt int64, v Value, n int, err err
 // shard i held; the caller can write the bytes out after unlocking.
 func (s *Store) AppendShard(dst []byte, i int, nowMs int64) ([]byte, int) {
 	n := 0
-	for _, m := range s.shards[i].slots {
-		for k, e := range m {
+	for _, head := range s.shards[i].slotHead {
+		for e := head; e != nil; e = e.next {
 			if e.expireAt != 0 && e.expireAt <= nowMs {
 				continue
 			}
-			dst = AppendRecord(dst, k, e)
+			dst = AppendRecord(dst, e.key, e)
 			n++
 		}
 	}

@@ -38,12 +38,15 @@ func (k Kind) String() string {
 // An Entry belongs to its shard: read or change it only while holding the
 // shard's lock, and do not keep it after unlocking.
 type Entry struct {
-	obj      any
-	str      []byte
-	num      int64
-	expireAt int64 // Unix ms; 0 means no deadline
-	kind     Kind
-	isNum    bool
+	key        string // the key, shared with the shard map's key
+	prev, next *Entry // the entry's slot list (see Shard)
+	obj        any
+	str        []byte
+	num        int64
+	expireAt   int64  // Unix ms; 0 means no deadline
+	slot       uint16 // index of the slot list within the shard
+	kind       Kind
+	isNum      bool
 }
 
 // Kind returns the type of the value.

@@ -44,15 +44,13 @@ func (s *Store) expireSampleLocked(sh *Shard, nowMs int64) (sampled, expired int
 			break
 		}
 		sampled++
-		slot := KeySlotString(k)
-		m := sh.slots[slot>>s.shift]
-		e := m[k]
-		if e == nil { // cannot happen: volatile mirrors the slot maps
+		e := sh.data[k]
+		if e == nil { // cannot happen: volatile mirrors the map
 			delete(sh.volatile, k)
 			continue
 		}
 		if e.expireAt <= nowMs {
-			sh.remove(m, k, e)
+			sh.remove(e)
 			expired++
 		}
 	}
