@@ -476,26 +476,31 @@ func cmdIncrbyfloat(c *Conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	var cur float64
+	// Redis adds in 80-bit long double; AppendLongDoubleSum emulates that
+	// exactly, so replies match Redis digit for digit (0.1+0.2 is "0.3").
+	var cur []byte
 	if e != nil {
 		var buf [64]byte
-		if cur, ok = ParseLongDouble(e.AppendBytes(buf[:0])); !ok {
+		cur = e.AppendBytes(buf[:0])
+		if _, ok := ParseLongDouble(cur); !ok {
 			c.WriteError(errNotFloat)
 			return
 		}
 	}
-	incr, ok := ParseLongDouble(args[2])
-	if !ok {
+	if _, ok := ParseLongDouble(args[2]); !ok {
 		c.WriteError(errNotFloat)
 		return
 	}
-	sum := cur + incr
-	if math.IsNaN(sum) || math.IsInf(sum, 0) {
+	var buf [320]byte
+	v, valid, finite := AppendLongDoubleSum(buf[:0], cur, args[2])
+	switch {
+	case !valid:
+		c.WriteError(errNotFloat)
+		return
+	case !finite:
 		c.WriteError(errIncrFloatNaN)
 		return
 	}
-	var buf [320]byte // the longest result, -MaxFloat64, is 310 bytes
-	v := AppendLongDouble(buf[:0], sum)
 	e, _ = c.srv.store.Put(key, c.nowMs) // keeps the deadline
 	e.SetBytes(v)
 	c.WriteBulk(v)

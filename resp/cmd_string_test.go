@@ -626,3 +626,24 @@ func BenchmarkIncrSharedKey(b *testing.B) {
 		}
 	})
 }
+
+// TestIncrbyfloatLongDouble: sums are computed as Redis's 80-bit long
+// double and printed as Redis prints them.
+func TestIncrbyfloatLongDouble(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	for i, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"INCRBYFLOAT", "a", "0.1"}, "$3\r\n0.1\r\n"},
+		{[]string{"INCRBYFLOAT", "a", "0.2"}, "$3\r\n0.3\r\n"},
+		{[]string{"SET", "b", "10.6"}, "+OK\r\n"},
+		{[]string{"INCRBYFLOAT", "b", "5000"}, "$22\r\n5010.60000000000000009\r\n"}, // as redis-server 7.0.15 replies
+		{[]string{"INCRBYFLOAT", "c", "1e30"}, "$31\r\n1000000000000000000024696061952\r\n"},
+	} {
+		if got := r.do(tt.args...); got != tt.want {
+			t.Errorf("step %d %q: have %q, want %q", i, tt.args, got, tt.want)
+		}
+	}
+}

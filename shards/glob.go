@@ -13,12 +13,12 @@ const maxGlobNesting = 1000
 // stringmatchlen(pattern, s, nocase) does on x86-64. Matching is on bytes,
 // not runes:
 //
-//	*       any run of bytes, including none
-//	?       any single byte
-//	[abc]   one byte of the set; [^abc] one byte not in it
-//	[a-z]   one byte in the inclusive range; a reversed range such as
-//	        [z-a] is swapped into [a-z]
-//	\x      the byte x literally, outside and inside brackets
+//   - '*' matches any run of bytes, including none;
+//   - '?' matches any single byte;
+//   - "[abc]" matches one byte of the set, "[^abc]" one byte not in it;
+//   - "[a-z]" matches one byte in the inclusive range, and a reversed range
+//     such as "[z-a]" is swapped into "[a-z]";
+//   - '\' makes the byte after it literal, outside and inside brackets.
 //
 // When nocase is true, the letters A-Z compare equal to a-z (the C
 // tolower of the "C" locale Redis runs in); no other byte is folded.
@@ -33,8 +33,7 @@ const maxGlobNesting = 1000
 //     calling the matcher, and callers must do the same.)
 //   - An unterminated class ("[abc") takes the rest of the pattern as its
 //     set; "[" alone never matches and "[^" matches any one byte. A '\'
-//     that ends the pattern matches a literal '\'. In "[a-]" and "[-a]" the
-//     '-' is literal.
+//     that ends the pattern matches a literal '\'.
 //   - The bounds of a range and the subject byte are compared as C's char,
 //     which is signed on x86-64: bytes 0x80-0xff sort below 0x00, so
 //     "[a-\xff]" is the range [\xff, a], which matches "A" and not "b".
