@@ -71,30 +71,36 @@ func cellError(err error) string {
 	return errNotInt // overflow, as Dragonfly replies
 }
 
-// readTAT reads the TAT stored at key. It returns an error reply for a key
-// of another type or a string that is not an integer.
-func readTAT(st *shards.Store, key []byte, nowMs int64) (tat int64, has bool, errReply string) {
-	e := st.Lookup(key, nowMs)
+// readTAT reads the TAT stored at key, and returns its entry (nil when
+// absent). It returns an error reply for a key of another type or a string
+// that is not an integer.
+func readTAT(st *shards.Store, key []byte, nowMs int64) (e *shards.Entry, tat int64, errReply string) {
+	e = st.Lookup(key, nowMs)
 	if e == nil {
-		return 0, false, ""
+		return nil, 0, ""
 	}
 	if e.Kind() != shards.KindString {
-		return 0, false, errWrongType
+		return nil, 0, errWrongType
 	}
 	v, ok := e.Int()
 	if !ok {
-		return 0, false, errCellBadTAT
+		return nil, 0, errCellBadTAT
 	}
-	return v, true, ""
+	return e, v, ""
 }
 
 // applyTAT stores the outcome of an allowed call: the new TAT with a TTL of
 // res.TTL truncated to milliseconds, or the key's removal after a full
-// refund.
-func applyTAT(st *shards.Store, key []byte, nowMs int64, res gcra.Result) {
+// refund. e is the key's entry from readTAT (nil when absent), reused so
+// that the common case costs one map lookup, not two.
+func applyTAT(st *shards.Store, key []byte, e *shards.Entry, nowMs int64, res gcra.Result) {
 	switch {
 	case res.Write:
-		e, _ := st.Put(key, nowMs)
+		if e == nil {
+			e, _ = st.Put(key, nowMs)
+		} else {
+			st.Touched(key)
+		}
 		e.SetInt(res.NewTAT)
 		st.SetExpire(key, e, nowMs+res.TTL/1e6)
 	case res.Delete:
@@ -137,7 +143,7 @@ func (c *Conn) throttle(args [][]byte, peek bool) {
 	}
 	st := c.srv.store
 	key := args[1]
-	tat, has, errReply := readTAT(st, key, c.nowMs)
+	e, tat, errReply := readTAT(st, key, c.nowMs)
 	if errReply != "" {
 		c.WriteError(errReply)
 		return
@@ -145,15 +151,15 @@ func (c *Conn) throttle(args [][]byte, peek bool) {
 	var res gcra.Result
 	var err error
 	if peek {
-		res, err = gcra.Peek(tat, has, c.now, p)
+		res, err = gcra.Peek(tat, e != nil, c.now, p)
 	} else {
-		res, err = gcra.Throttle(tat, has, c.now, p)
+		res, err = gcra.Throttle(tat, e != nil, c.now, p)
 	}
 	if err != nil {
 		c.WriteError(cellError(err))
 		return
 	}
-	applyTAT(st, key, c.nowMs, res)
+	applyTAT(st, key, e, c.nowMs, res)
 	c.writeThrottle(res)
 }
 
@@ -218,12 +224,12 @@ func cmdClThrottleAll(c *Conn, args [][]byte) {
 	}
 	st := c.srv.store
 	for i := range limits {
-		tat, has, errReply := readTAT(st, limits[i].key, c.nowMs)
+		e, tat, errReply := readTAT(st, limits[i].key, c.nowMs)
 		if errReply != "" {
 			c.WriteError(errReply)
 			return
 		}
-		limits[i].tat, limits[i].has = tat, has
+		limits[i].tat, limits[i].has = tat, e != nil
 	}
 	// First pass: consume in order on a private copy of the TATs (a key
 	// named twice sees its earlier consumption).
@@ -257,7 +263,10 @@ func cmdClThrottleAll(c *Conn, args [][]byte) {
 		}
 	} else {
 		for i := range limits {
-			applyTAT(st, limits[i].key, c.nowMs, limits[i].res)
+			// Look the entry up again: an earlier limit on the same key
+			// may have created or deleted it.
+			e := st.Lookup(limits[i].key, c.nowMs)
+			applyTAT(st, limits[i].key, e, c.nowMs, limits[i].res)
 		}
 	}
 	c.WriteArray(len(limits) + 1)
