@@ -736,6 +736,7 @@ func configSetError(name string, err error) string {
 
 // CONFIG RESETSTAT
 func cmdConfigResetstat(c *Conn, args [][]byte) {
+	c.batchCmds = 0 // this connection's unpublished counts predate the reset too
 	c.srv.resetStats()
 	c.WriteOK()
 }
@@ -976,6 +977,7 @@ func (ib *infoBuilder) fixed(k string, v float64, prec int) {
 
 // INFO [section [section ...]]
 func cmdInfo(c *Conn, args [][]byte) {
+	c.flushStats() // this connection's counts so far, INFO included
 	mask := parseInfoSections(args[1:])
 	var ib infoBuilder
 	for i, s := range infoSections {

@@ -44,6 +44,15 @@ type Conn struct {
 	timing      *Command // command whose duration is being measured
 	timingStart int64
 
+	// Command statistics are gathered per connection and added to the
+	// shared atomics once per run of the same command (in practice once
+	// per pipeline batch): an atomic add on a counter every connection
+	// shares costs more than a GET when several cores contend for it.
+	statCmd   *Command
+	statCalls int64
+	statNs    int64
+	batchCmds int64
+
 	tx       *txState
 	watching []watchedKey
 
@@ -144,6 +153,7 @@ func (c *Conn) runBuffered() bool {
 	if c.timing != nil {
 		c.settle(c.srv.store.Now())
 	}
+	c.flushStats()
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 		if len(c.buf) > shrinkAt {
@@ -234,8 +244,7 @@ func (c *Conn) dispatch(args [][]byte) {
 		c.WriteError(unknownCommand(args))
 		return
 	}
-	c.lastCmd.Store(cmd)
-	c.srv.totalCommands.Add(1) // as Redis: rejected calls count, unknown commands don't
+	c.batchCmds++ // as Redis: rejected calls count, unknown commands don't
 	if !cmd.arityOK(len(args)) {
 		c.flagTx()
 		cmd.rejected.Add(1)
@@ -266,8 +275,11 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 		c.now = c.srv.store.Now()
 		c.nowMs = c.now / 1e6
 		c.settle(c.now)
-		c.lastSeen.Store(c.nowMs)
 		c.timing, c.timingStart = cmd, c.now
+	}
+	if cmd != c.statCmd {
+		c.flushCmdStats()
+		c.statCmd, c.statNs = cmd, 0
 	}
 	c.cmdFailed = false
 	journal := c.srv.journal != nil && cmd.Flags&FlagWrite != 0 && !c.replaying
@@ -291,7 +303,7 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 		c.journalEffects(cmd, args)
 	}
 	c.unlock()
-	cmd.calls.Add(1)
+	c.statCalls++
 	if c.cmdFailed {
 		cmd.failed.Add(1)
 	}
@@ -300,10 +312,34 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 // settle charges the time since the pending command started to it.
 func (c *Conn) settle(now int64) {
 	if c.timing != nil {
-		if d := now - c.timingStart; d > 0 {
-			c.timing.usec.Add(d / 1000)
+		if d := now - c.timingStart; d > 0 && c.timing == c.statCmd {
+			c.statNs += d
 		}
 		c.timing = nil
+	}
+}
+
+// flushCmdStats adds the pending calls and time of statCmd to its shared
+// counters.
+func (c *Conn) flushCmdStats() {
+	if cmd := c.statCmd; cmd != nil && (c.statCalls != 0 || c.statNs != 0) {
+		cmd.calls.Add(c.statCalls)
+		cmd.usec.Add(c.statNs / 1000)
+		c.statCalls, c.statNs = 0, c.statNs%1000
+	}
+}
+
+// flushStats publishes the connection's pending statistics: at the end of
+// every batch, and before INFO reads them.
+func (c *Conn) flushStats() {
+	c.flushCmdStats()
+	if c.batchCmds != 0 {
+		c.srv.totalCommands.Add(c.batchCmds)
+		c.batchCmds = 0
+	}
+	if c.statCmd != nil {
+		c.lastCmd.Store(c.statCmd)
+		c.lastSeen.Store(c.nowMs)
 	}
 }
 
