@@ -136,6 +136,9 @@ func cmdSlThrottle(c *Conn, args [][]byte) {
 	}
 	if l == nil {
 		l = &shards.SlidingLog{}
+		if e != nil {
+			e.SetObject(shards.KindSlidingLog, l)
+		}
 	}
 	windowUs := o.window * 1000
 	r := l.Throttle(c.now/1000, shards.SLParams{
@@ -184,6 +187,9 @@ func cmdSwThrottle(c *Conn, args [][]byte) {
 	}
 	if w == nil {
 		w = &shards.SlidingWindow{}
+		if e != nil {
+			e.SetObject(shards.KindSlidingWindow, w)
+		}
 	}
 	before := *w
 	r := w.Throttle(c.nowMs, shards.SWParams{Max: o.max, Window: o.window, Quantity: o.quantity})

@@ -247,3 +247,28 @@ func FuzzWindowArgs(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSlThrottle runs SL.THROTTLE through the dispatcher in parallel
+// over 1024 keys (max 100 per second): the command path without the
+// network. Compare with BenchmarkZsetRecipe, the MULTI recipe it replaces.
+func BenchmarkSlThrottle(b *testing.B) {
+	for _, cmd := range []string{"SL.THROTTLE", "SW.THROTTLE"} {
+		b.Run(cmd, func(b *testing.B) {
+			srv := benchServer(b)
+			reqs := make([][][]byte, 1024)
+			for i := range reqs {
+				reqs[i] = [][]byte{[]byte(cmd), benchKey(i), []byte("100"), []byte("1000")}
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				c := benchConn(b, srv)
+				i := 0
+				for pb.Next() {
+					c.dispatch(reqs[i&1023])
+					c.out = c.out[:0]
+					i++
+				}
+			})
+		})
+	}
+}

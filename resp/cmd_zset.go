@@ -93,8 +93,8 @@ func (c *Conn) lookupZSet(key []byte) (z *shards.ZSet, ok bool) {
 		c.WriteError(errWrongType)
 		return nil, false
 	}
-	z, _ = e.Object().(*shards.ZSet)
-	return z, z != nil
+	z, _ = e.Object().(*shards.ZSet) // never nil for KindZSet; if it were, the key reads as missing
+	return z, true
 }
 
 // zsetChanged records a change made in place to the set of key: it deletes

@@ -799,3 +799,66 @@ func TestZsetGoRedis(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkZsetRecipe runs the MULTI sliding-log recipe through the
+// dispatcher in parallel over 1024 keys, a 100 ms window with an entry
+// every millisecond or so per key (about 100 entries each, the compact
+// encoding): MULTI, ZREMRANGEBYSCORE, ZADD, ZRANGE WITHSCORES, PEXPIRE,
+// EXEC per op.
+func BenchmarkZsetRecipe(b *testing.B) {
+	srv := benchServer(b)
+	var clock atomic.Int64
+	clock.Store(1795307408539667)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		c := benchConn(b, srv)
+		var nowBuf, cutBuf [20]byte
+		i := 0
+		for pb.Next() {
+			now := clock.Add(1) // µs: each key gets an entry about every ms
+			key := benchKey(i)
+			nowB := strconv.AppendInt(nowBuf[:0], now, 10)
+			for _, req := range [][][]byte{
+				{[]byte("MULTI")},
+				{[]byte("ZREMRANGEBYSCORE"), key, []byte("0"), strconv.AppendInt(cutBuf[:0], now-100_000, 10)},
+				{[]byte("ZADD"), key, nowB, nowB},
+				{[]byte("ZRANGE"), key, []byte("0"), []byte("-1"), []byte("WITHSCORES")},
+				{[]byte("PEXPIRE"), key, []byte("100")},
+				{[]byte("EXEC")},
+			} {
+				c.dispatch(req)
+			}
+			c.out = c.out[:0]
+			i++
+		}
+	})
+}
+
+// FuzzZsetLexBound: a lex bound parses exactly when Redis's rules accept
+// it, and a "(" or "[" bound keeps every byte after the prefix.
+func FuzzZsetLexBound(f *testing.F) {
+	for _, s := range []string{"-", "+", "(a", "[a\x00b", "+x", "", "a", "[", "-\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, ok := parseLexBound([]byte(s))
+		want := len(s) > 0 && (s[0] == '(' || s[0] == '[' ||
+			(s[0] == '+' || s[0] == '-') && (len(s) == 1 || s[1] == 0))
+		if ok != want {
+			t.Fatalf("%q: ok %v, want %v", s, ok, want)
+		}
+		if !ok {
+			return
+		}
+		switch s[0] {
+		case '(', '[':
+			if string(b.Value) != s[1:] || b.Ex != (s[0] == '(') || b.Inf != 0 {
+				t.Fatalf("%q: %+v", s, b)
+			}
+		case '+', '-':
+			if b.Inf == 0 || !b.Ex || (b.Inf > 0) != (s[0] == '+') {
+				t.Fatalf("%q: %+v", s, b)
+			}
+		}
+	})
+}

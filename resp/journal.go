@@ -104,6 +104,11 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 		return
 	case PersistVerbatim:
 		c.journalAppend(args...)
+		// A verbatim write replayed after its key's deadline would
+		// recreate the key without one (the earlier PEXPIREAT record has
+		// already deleted it), so a key that has a deadline gets it
+		// restated after the write.
+		c.restateDeadlines(cmd, args)
 		return
 	}
 	if cmd.Flags&FlagAllShards != 0 {
@@ -136,6 +141,23 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 			c.journalAppend(bRESTORE, key, appendInt(num[:0], e.ExpireAt()), c.valBuf, bREPLACE, bABSTTL)
 		default:
 			panic("resp: no RESTORE encoding for " + e.Kind().String())
+		}
+	}
+}
+
+// restateDeadlines appends PEXPIREAT for every key of cmd that has a
+// deadline.
+func (c *Conn) restateDeadlines(cmd *Command, args [][]byte) {
+	if cmd.Flags&FlagAllShards != 0 {
+		return
+	}
+	st := c.srv.store
+	idx := cmd.keyIndexes(args, c.keyBuf[:0])
+	c.keyBuf = idx
+	var num [20]byte
+	for _, i := range idx {
+		if e := st.Peek(args[i], c.nowMs); e != nil && e.ExpireAt() != 0 {
+			c.journalAppend(bPEXPIREAT, args[i], appendInt(num[:0], e.ExpireAt()))
 		}
 	}
 }

@@ -150,3 +150,34 @@ func BenchmarkSlidingLogThrottle(b *testing.B) {
 		now += 1000
 	}
 }
+
+// TestSlidingLogMemory measures bytes per entry of SL.THROTTLE's logs,
+// keys and store included: the target is 12 B/entry.
+func TestSlidingLogMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a million entries")
+	}
+	for _, tt := range []struct {
+		name          string
+		keys, entries int
+		maxGap        int64 // µs between entries
+	}{
+		{"10kx100/1.2s", 10000, 100, 1_200_000},
+		{"1kx1000/1.2s", 1000, 1000, 1_200_000},
+		{"10kx100/60s", 10000, 100, 60_000_000},
+	} {
+		perEntry := memoryPerEntry(t, tt.keys, tt.entries, func(st *Store, key []byte, rnd *rand.Rand) {
+			l := &SlidingLog{}
+			ts := int64(1795307408539667) + rnd.Int64N(1e9)
+			for i := 0; i < tt.entries; i++ {
+				ts += 1 + rnd.Int64N(tt.maxGap)
+				l.Throttle(ts, SLParams{Max: int64(tt.entries), Window: 1 << 50, Quantity: 1})
+			}
+			e, _ := st.Put(key, 0)
+			e.SetObject(KindSlidingLog, l)
+			st.SetExpire(key, e, ts/1000+60_000)
+		})
+		t.Logf("%s: %.1f B/entry", tt.name, perEntry)
+		require.LessOrEqual(t, perEntry, 12.0, tt.name)
+	}
+}

@@ -11,24 +11,29 @@ package shards
 //	header byte | score | member
 //
 // The header's top two bits say how the score is stored: as the 8 bytes of
-// the float64, as a zigzag varint when it is an integer (integral
-// and below 2^55 in magnitude, so never more than 8 bytes), or as a uvarint
-// delta from the
-// previous entry's score when both are integers. Sorted microsecond
-// timestamps, the scores of the sliding-log recipe, thus take 1–3 bytes
-// instead of 8. The low six bits hold the member's length when it is below
-// 55; 55 to 62 mark a member that is a canonical decimal integer, stored
-// zigzag-encoded in 1 to 8 little-endian bytes (a timestamp used as member:
-// 7 bytes instead of 16), and 63 a uvarint length that follows. Because of the deltas the slice can only be
-// decoded forwards, and removing or inserting an entry re-encodes the entry
-// after it. As in listpack, -0 is stored as the integer 0.
+// the float64; as a zigzag varint when it is an integer (integral and below
+// 2^55 in magnitude, so never more than 8 bytes); or as a uvarint delta
+// from the previous entry's score when both are integers. Sorted
+// microsecond timestamps, the scores of the sliding-log recipe, thus take
+// 1–3 bytes instead of 8. The low six bits hold the member's length when it
+// is below 55; 55 to 62 mark a member that is a canonical decimal integer,
+// stored zigzag-encoded in 1 to 8 little-endian bytes (a timestamp used as
+// member: 7 bytes instead of 16); 63 a uvarint length that follows. Because
+// of the deltas the slice decodes only forwards, and removing or inserting
+// an entry re-encodes the entry after it. As in listpack, -0 is stored as
+// the integer 0.
 //
 // A set that outgrows the limits converts, once and for good as in Redis, to
-// a B-tree of (score, member) items (tidwall/btree, NoLocks: the shard lock
-// already serialises access) plus a map from member to score for O(1)
-// ZSCORE. The member string is shared by both. Ranks come from the tree's
-// per-node counts (GetAt), so ZRANK and the start of a range are found with
-// a binary search over GetAt, O(log² n).
+// a B-tree of entries ordered by (score, member) (tidwall/btree, NoLocks:
+// the shard lock already serialises access) plus a hash index from member
+// to entry for O(1) ZSCORE. Both hold pointers to one zentry {score,
+// member}. The index is a small open-addressing table (zindex) rather than
+// a Go map[string]float64: the map costs about 55 bytes an entry plus its
+// own copy of the key's header, which put 1000-member sets of UUIDs at 153
+// bytes an entry, above Redis's skiplist (142); with pointer items and the
+// index they take about 109. Ranks come from the tree's per-node counts
+// (GetAt), so ZRANK and the start of a range are found by a binary search
+// over GetAt, O(log² n).
 //
 // Ties between equal scores are ordered by member bytes, as Redis compares
 // with memcmp; -0 and 0 compare equal. NaN is never stored: Add refuses it.
@@ -37,6 +42,7 @@ package shards
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"hash/maphash"
 	"math"
@@ -76,18 +82,20 @@ type ZSet struct {
 	big *zbig  // non-nil once converted; lp is then unused
 }
 
-// zbig is the large encoding: an ordered tree plus a member → score map.
+// zbig is the large encoding: an ordered tree of entries plus a hash index
+// from member to entry. Both hold pointers to the same zentry.
 type zbig struct {
-	tree *btree.BTreeG[zitem]
-	dict map[string]float64
+	tree  *btree.BTreeG[*zentry]
+	index zindex
 }
 
-type zitem struct {
+// zentry is one member of a large set.
+type zentry struct {
 	score  float64
 	member string
 }
 
-func zitemLess(a, b zitem) bool {
+func zentryLess(a, b *zentry) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
@@ -95,9 +103,114 @@ func zitemLess(a, b zitem) bool {
 }
 
 func newZbig(hint int) *zbig {
-	return &zbig{
-		tree: btree.NewBTreeGOptions(zitemLess, btree.Options{NoLocks: true}),
-		dict: make(map[string]float64, hint),
+	b := &zbig{tree: btree.NewBTreeGOptions(zentryLess, btree.Options{NoLocks: true})}
+	b.index.init(hint)
+	return b
+}
+
+func (b *zbig) len() int { return b.index.n }
+
+// add inserts a member known to be absent.
+func (b *zbig) add(score float64, member string) {
+	e := &zentry{score, member}
+	b.tree.Set(e)
+	b.index.insert(e)
+}
+
+// setScore moves e to a new score.
+func (b *zbig) setScore(e *zentry, score float64) {
+	b.tree.Delete(e)
+	e.score = score
+	b.tree.Set(e)
+}
+
+// remove deletes the member of index slot i.
+func (b *zbig) remove(e *zentry, slot int) {
+	b.tree.Delete(e)
+	b.index.removeAt(slot)
+}
+
+// zindex is an open-addressing hash table of entries keyed by member, with
+// linear probing and backward-shift deletion: 8 bytes a slot at a load
+// factor between 3/16 and 3/4, where a Go map[string]float64 spends 24 a
+// slot and a separately allocated key. The sorted-set memory target (no
+// more than Redis's skiplist) depends on it.
+type zindex struct {
+	slots []*zentry // power-of-two length; nil is empty
+	n     int
+}
+
+var zindexSeed = maphash.MakeSeed()
+
+func zhash(member string) uint64 { return maphash.String(zindexSeed, member) }
+
+func (x *zindex) init(hint int) {
+	size := 8
+	for size*3 < hint*4 {
+		size *= 2
+	}
+	x.slots, x.n = make([]*zentry, size), 0
+}
+
+// find returns the entry of member and its slot, or nil.
+func (x *zindex) find(member []byte) (*zentry, int) {
+	m := tmpString(member)
+	mask := len(x.slots) - 1
+	for i := int(zhash(m)) & mask; ; i = (i + 1) & mask {
+		e := x.slots[i]
+		if e == nil {
+			return nil, -1
+		}
+		if e.member == m {
+			return e, i
+		}
+	}
+}
+
+func (x *zindex) insert(e *zentry) {
+	if (x.n+1)*4 > len(x.slots)*3 {
+		x.resize(len(x.slots) * 2)
+	}
+	x.place(e)
+	x.n++
+}
+
+func (x *zindex) place(e *zentry) {
+	mask := len(x.slots) - 1
+	i := int(zhash(e.member)) & mask
+	for x.slots[i] != nil {
+		i = (i + 1) & mask
+	}
+	x.slots[i] = e
+}
+
+func (x *zindex) resize(size int) {
+	old := x.slots
+	x.slots = make([]*zentry, size)
+	for _, e := range old {
+		if e != nil {
+			x.place(e)
+		}
+	}
+}
+
+// removeAt empties slot i and shifts back the entries of the probe run
+// after it that may move closer to their home slot.
+func (x *zindex) removeAt(i int) {
+	mask := len(x.slots) - 1
+	x.slots[i] = nil
+	x.n--
+	for j := (i + 1) & mask; x.slots[j] != nil; j = (j + 1) & mask {
+		home := int(zhash(x.slots[j].member)) & mask
+		// The entry at j stays if its home lies cyclically in (i, j].
+		if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
+			continue
+		}
+		x.slots[i], x.slots[j] = x.slots[j], nil
+		i = j
+	}
+	if len(x.slots) > 8 && x.n*16 < len(x.slots)*3 {
+		x.resize(len(x.slots) / 2)
 	}
 }
 
@@ -131,7 +244,7 @@ func (z *ZSet) Encoding() string {
 // Len returns the number of members.
 func (z *ZSet) Len() int {
 	if z.big != nil {
-		return len(z.big.dict)
+		return z.big.len()
 	}
 	return z.n
 }
@@ -443,9 +556,9 @@ func (z *ZSet) convert(hint int) {
 	var m ZMember
 	for off := 0; off < len(z.lp); {
 		off = lpDecode(z.lp, off, &st, &m)
-		s := m.String()
-		b.tree.Load(zitem{m.Score, s})
-		b.dict[s] = m.Score
+		e := &zentry{m.Score, m.String()}
+		b.tree.Load(e)
+		b.index.insert(e)
 	}
 	z.big, z.lp, z.n = b, nil, 0
 }
@@ -495,8 +608,12 @@ func (z *ZSet) Add(score float64, member []byte, flags ZAddFlags) (ZAddResult, f
 	var pos, ins lpPos
 	var end int
 	var endSt lpState
+	var ent *zentry
 	if z.big != nil {
-		cur, exists = z.big.dict[tmpString(member)]
+		ent, _ = z.big.index.find(member)
+		if exists = ent != nil; exists {
+			cur = ent.score
+		}
 	} else {
 		var m ZMember
 		pos, end, endSt, _, m, exists, ins = z.lpLocate(member, score, flags&ZAddIncr == 0)
@@ -519,10 +636,7 @@ func (z *ZSet) Add(score float64, member []byte, flags ZAddFlags) (ZAddResult, f
 			return ZAddSame, score // Redis replies the sum even then (0 + -0 is 0)
 		}
 		if z.big != nil {
-			it, _ := z.big.tree.Delete(zitem{cur, tmpString(member)})
-			it.score = score
-			z.big.tree.Set(it)
-			z.big.dict[it.member] = score
+			z.big.setScore(ent, score)
 		} else {
 			z.lpSplice(pos, end, endSt, false, 0, nil)
 			z.n--
@@ -538,9 +652,7 @@ func (z *ZSet) Add(score float64, member []byte, flags ZAddFlags) (ZAddResult, f
 	}
 	switch {
 	case z.big != nil:
-		s := string(member)
-		z.big.tree.Set(zitem{score, s})
-		z.big.dict[s] = score
+		z.big.add(score, string(member))
 	case flags&ZAddIncr == 0: // ins was found by the same walk
 		z.lpSplice(ins, ins.off, ins.st, true, score, member)
 		z.n++
@@ -553,12 +665,11 @@ func (z *ZSet) Add(score float64, member []byte, flags ZAddFlags) (ZAddResult, f
 // Remove deletes member and reports whether it was there.
 func (z *ZSet) Remove(member []byte) bool {
 	if z.big != nil {
-		score, ok := z.big.dict[tmpString(member)]
-		if !ok {
+		e, slot := z.big.index.find(member)
+		if e == nil {
 			return false
 		}
-		z.big.tree.Delete(zitem{score, tmpString(member)})
-		delete(z.big.dict, tmpString(member))
+		z.big.remove(e, slot)
 		return true
 	}
 	pos, end, endSt, _, _, ok := z.lpFind(member)
@@ -572,8 +683,10 @@ func (z *ZSet) Remove(member []byte) bool {
 // Score returns the score of member.
 func (z *ZSet) Score(member []byte) (float64, bool) {
 	if z.big != nil {
-		s, ok := z.big.dict[tmpString(member)]
-		return s, ok
+		if e, _ := z.big.index.find(member); e != nil {
+			return e.score, true
+		}
+		return 0, false
 	}
 	_, _, _, _, m, ok := z.lpFind(member)
 	return m.Score, ok
@@ -583,12 +696,12 @@ func (z *ZSet) Score(member []byte) (float64, bool) {
 // when rev) and its score.
 func (z *ZSet) Rank(member []byte, rev bool) (rank int, score float64, ok bool) {
 	if z.big != nil {
-		score, ok = z.big.dict[tmpString(member)]
-		if !ok {
+		e, _ := z.big.index.find(member)
+		if e == nil {
 			return 0, 0, false
 		}
-		key := zitem{score, tmpString(member)}
-		rank = z.big.search(func(it zitem) bool { return zitemLess(it, key) })
+		score = e.score
+		rank = z.big.search(func(it *zentry) bool { return zentryLess(it, e) })
 	} else {
 		var m ZMember
 		_, _, _, rank, m, ok = z.lpFind(member)
@@ -605,7 +718,7 @@ func (z *ZSet) Rank(member []byte, rev bool) (rank int, score float64, ok bool) 
 
 // search returns the number of leading items for which before is true;
 // before must be true for a prefix of the order and false after it.
-func (b *zbig) search(before func(zitem) bool) int {
+func (b *zbig) search(before func(*zentry) bool) int {
 	lo, hi := 0, b.tree.Len()
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
@@ -704,8 +817,8 @@ func (z *ZSet) ScoreSpan(r ScoreRange) (lo, hi int) {
 		return 0, 0
 	}
 	if z.big != nil {
-		lo = z.big.search(func(it zitem) bool { return !r.gteMin(it.score) })
-		hi = z.big.search(func(it zitem) bool { return r.lteMax(it.score) })
+		lo = z.big.search(func(it *zentry) bool { return !r.gteMin(it.score) })
+		hi = z.big.search(func(it *zentry) bool { return r.lteMax(it.score) })
 		if lo >= hi {
 			return 0, 0
 		}
@@ -747,8 +860,8 @@ func (z *ZSet) LexSpan(r LexRange) (lo, hi int) {
 		if !r.gteMin(bytesOf(last.member)) || !r.lteMax(bytesOf(first.member)) {
 			return 0, 0
 		}
-		lo = z.big.search(func(it zitem) bool { return !r.gteMin(bytesOf(it.member)) })
-		hi = z.big.search(func(it zitem) bool { return r.lteMax(bytesOf(it.member)) })
+		lo = z.big.search(func(it *zentry) bool { return !r.gteMin(bytesOf(it.member)) })
+		hi = z.big.search(func(it *zentry) bool { return r.lteMax(bytesOf(it.member)) })
 		if lo >= hi {
 			return 0, 0
 		}
@@ -798,20 +911,26 @@ func (z *ZSet) Walk(lo, hi int, rev bool, fn func(m *ZMember) bool) {
 	}
 	var m ZMember
 	if z.big != nil {
+		// An iterator rather than Ascend/Descend: a callback handed to the
+		// tree would make fn escape, and every caller's closure allocate.
 		start, _ := z.big.tree.GetAt(lo)
 		if rev {
 			start, _ = z.big.tree.GetAt(hi - 1)
 		}
-		k := hi - lo
-		visit := func(it zitem) bool {
-			m.Score, m.Member = it.score, bytesOf(it.member)
-			k--
-			return fn(&m) && k > 0
-		}
-		if rev {
-			z.big.tree.Descend(start, visit)
-		} else {
-			z.big.tree.Ascend(start, visit)
+		it := z.big.tree.Iter()
+		defer it.Release()
+		ok := it.Seek(start)
+		for k := hi - lo; ok && k > 0; k-- {
+			e := it.Item()
+			m.Score, m.Member = e.score, bytesOf(e.member)
+			if !fn(&m) {
+				return
+			}
+			if rev {
+				ok = it.Prev()
+			} else {
+				ok = it.Next()
+			}
 		}
 		return
 	}
@@ -853,21 +972,23 @@ func (z *ZSet) RemoveRanks(lo, hi int) int {
 	if z.big != nil {
 		b := z.big
 		switch {
-		case lo == 0 && hi == len(b.dict):
+		case lo == 0 && hi == b.len():
 			b.tree.Clear()
-			clear(b.dict)
+			b.index.init(0)
 		case k == 1:
 			it, _ := b.tree.DeleteAt(lo)
-			delete(b.dict, it.member)
+			_, slot := b.index.find(bytesOf(it.member))
+			b.index.removeAt(slot)
 		default:
 			start, _ := b.tree.GetAt(lo)
 			left := k
-			b.tree.DeleteAscend(start, func(it zitem) btree.Action {
+			b.tree.DeleteAscend(start, func(it *zentry) btree.Action {
 				if left == 0 {
 					return btree.Stop
 				}
 				left--
-				delete(b.dict, it.member)
+				_, slot := b.index.find(bytesOf(it.member))
+				b.index.removeAt(slot)
 				return btree.Delete
 			})
 		}
@@ -966,10 +1087,6 @@ func (z *ZSet) Sample(count int, unique bool, fn func(m *ZMember)) {
 	}
 }
 
-// zscanSeed orders large sets for ZSCAN; it is fixed for the process so
-// that cursors stay valid between calls.
-var zscanSeed = maphash.MakeSeed()
-
 // Scan calls fn for members from cursor on and returns the next cursor, 0
 // when the iteration is complete. A compact set is returned whole in one
 // call, whatever the cursor, as Redis does for a listpack. A large set is
@@ -985,39 +1102,24 @@ func (z *ZSet) Scan(cursor uint64, count int, fn func(m *ZMember)) uint64 {
 		z.Walk(0, z.n, false, func(m *ZMember) bool { fn(m); return true })
 		return 0
 	}
-	n := len(z.big.dict)
-	count = max(count, n/16, 1)
+	slots := z.big.index.slots
+	count = max(count, z.big.len()/16, 1)
 	type hm struct {
-		h     uint64
-		s     string
-		score float64
+		h uint64
+		e *zentry
 	}
 	// The count smallest hashes >= cursor, in a max-heap.
-	heap := make([]hm, 0, min(count, n))
+	heap := make([]hm, 0, min(count, z.big.len()))
 	less := func(i, j int) bool { return heap[i].h > heap[j].h }
-	down := func(i int) {
-		for {
-			c := 2*i + 1
-			if c >= len(heap) {
-				return
-			}
-			if c+1 < len(heap) && less(c+1, c) {
-				c++
-			}
-			if !less(c, i) {
-				return
-			}
-			heap[i], heap[c] = heap[c], heap[i]
-			i = c
-		}
-	}
-	for s, score := range z.big.dict {
-		h := maphash.String(zscanSeed, s)
-		if h < cursor {
+	for _, e := range slots {
+		if e == nil {
 			continue
 		}
-		if len(heap) < count {
-			heap = append(heap, hm{h, s, score})
+		h := zhash(e.member)
+		switch {
+		case h < cursor:
+		case len(heap) < count:
+			heap = append(heap, hm{h, e})
 			for i := len(heap) - 1; i > 0; {
 				p := (i - 1) / 2
 				if !less(i, p) {
@@ -1026,35 +1128,40 @@ func (z *ZSet) Scan(cursor uint64, count int, fn func(m *ZMember)) uint64 {
 				heap[i], heap[p] = heap[p], heap[i]
 				i = p
 			}
-		} else if h < heap[0].h {
-			heap[0] = hm{h, s, score}
-			down(0)
+		case h < heap[0].h:
+			heap[0] = hm{h, e}
+			for i := 0; ; {
+				c := 2*i + 1
+				if c >= len(heap) {
+					break
+				}
+				if c+1 < len(heap) && less(c+1, c) {
+					c++
+				}
+				if !less(c, i) {
+					break
+				}
+				heap[i], heap[c] = heap[c], heap[i]
+				i = c
+			}
 		}
 	}
 	next := uint64(0)
 	if len(heap) == count && heap[0].h != math.MaxUint64 {
 		next = heap[0].h + 1
 	}
-	slices.SortFunc(heap, func(a, b hm) int {
-		switch {
-		case a.h < b.h:
-			return -1
-		case a.h > b.h:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(heap, func(a, b hm) int { return cmp.Compare(a.h, b.h) })
 	var m ZMember
-	for _, e := range heap {
-		m.Score, m.Member = e.score, bytesOf(e.s)
+	for _, it := range heap {
+		m.Score, m.Member = it.e.score, bytesOf(it.e.member)
 		fn(&m)
 	}
 	if next != 0 {
 		// Is anything left past the batch? If not, say so now rather than
 		// make the client come back for an empty page.
 		more := false
-		for s := range z.big.dict {
-			if maphash.String(zscanSeed, s) >= next {
+		for _, e := range slots {
+			if e != nil && zhash(e.member) >= next {
 				more = true
 				break
 			}
