@@ -61,7 +61,7 @@ func cmdOK(c *Conn, args [][]byte) { c.WriteOK() }
 
 // RESET
 func cmdReset(c *Conn, args [][]byte) {
-	c.tx = nil
+	c.tx.reset()
 	c.unwatchAll()
 	c.proto = 2
 	c.authed = *c.srv.password.Load() == ""

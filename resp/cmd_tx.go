@@ -1,7 +1,5 @@
 package resp
 
-import "sort"
-
 // Transactions: MULTI queues commands (after the same unknown-command, arity
 // and auth checks as live ones; a failure there makes EXEC abort with
 // EXECABORT), EXEC locks every shard any queued command or WATCHed key
@@ -24,11 +22,28 @@ func init() {
 	)
 }
 
-// txState is a connection's open MULTI.
+// txState is a connection's open MULTI. Queued arguments are copied into
+// one byte buffer and recorded as offsets, and the buffers are reused by
+// the connection's next transaction, so queuing costs no allocation once
+// a connection has warmed up.
 type txState struct {
-	cmds   []*Command
-	args   [][][]byte
+	active bool
 	failed bool // a queued command was rejected: EXEC aborts
+	cmds   []*Command
+	nargs  []int    // number of arguments of each queued command
+	ends   []int    // end offset in buf of every queued argument
+	buf    []byte   // the queued arguments, back to back
+	args   [][]byte // EXEC's view of the arguments (reused)
+	held   []int    // shards EXEC locks (reused)
+}
+
+// reset empties the queue, keeping its buffers.
+func (tx *txState) reset() {
+	tx.active, tx.failed = false, false
+	tx.cmds, tx.nargs, tx.ends, tx.buf = tx.cmds[:0], tx.nargs[:0], tx.ends[:0], tx.buf[:0]
+	if cap(tx.buf) > shrinkAt { // don't keep a huge transaction's memory
+		tx.buf, tx.ends, tx.args = nil, nil, nil
+	}
 }
 
 // watchedKey is one WATCH registration.
@@ -40,102 +55,99 @@ type watchedKey struct {
 
 // flagTx marks an open transaction as failed (EXECABORT at EXEC).
 func (c *Conn) flagTx() {
-	if c.tx != nil {
+	if c.tx.active {
 		c.tx.failed = true
 	}
 }
 
 // queue stores a copy of the request for EXEC and replies QUEUED.
 func (c *Conn) queue(cmd *Command, args [][]byte) {
-	size := 0
+	tx := &c.tx
 	for _, a := range args {
-		size += len(a)
+		tx.buf = append(tx.buf, a...)
+		tx.ends = append(tx.ends, len(tx.buf))
 	}
-	buf := make([]byte, 0, size)
-	cp := make([][]byte, len(args))
-	for i, a := range args {
-		buf = append(buf, a...)
-		cp[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
-	}
-	c.tx.cmds = append(c.tx.cmds, cmd)
-	c.tx.args = append(c.tx.args, cp)
+	tx.cmds = append(tx.cmds, cmd)
+	tx.nargs = append(tx.nargs, len(args))
 	c.WriteSimple("QUEUED")
 }
 
 // MULTI
 func cmdMulti(c *Conn, args [][]byte) {
-	if c.tx != nil {
+	if c.tx.active {
 		c.WriteError(errNestedMulti)
 		return
 	}
-	c.tx = &txState{}
+	c.tx.reset()
+	c.tx.active = true
 	c.WriteOK()
 }
 
 // DISCARD
 func cmdDiscard(c *Conn, args [][]byte) {
-	if c.tx == nil {
+	if !c.tx.active {
 		c.WriteError(errDiscardNoMulti)
 		return
 	}
-	c.tx = nil
+	c.tx.reset()
 	c.unwatchAll()
 	c.WriteOK()
 }
 
 // EXEC
 func cmdExec(c *Conn, args [][]byte) {
-	tx := c.tx
-	if tx == nil {
+	tx := &c.tx
+	if !tx.active {
 		c.WriteError(errExecNoMulti)
 		return
 	}
-	c.tx = nil
+	defer tx.reset()
+	tx.active = false
 	if tx.failed {
 		c.unwatchAll()
 		c.WriteError(errExecAbort)
 		return
 	}
+	// Slice the queued arguments out of the buffer (it no longer grows).
+	tx.args = tx.args[:0]
+	start := 0
+	for _, end := range tx.ends {
+		tx.args = append(tx.args, tx.buf[start:end:end])
+		start = end
+	}
 	st := c.srv.store
 	// Lock the union of every shard the transaction touches.
 	all := false
-	var idx []int
-	var held []int
+	held := tx.held[:0]
+	first := 0
 	for i, cmd := range tx.cmds {
+		cargs := tx.args[first : first+tx.nargs[i]]
+		first += tx.nargs[i]
 		if cmd.Flags&FlagAllShards != 0 {
 			all = true
 			break
 		}
-		idx = cmd.keyIndexes(tx.args[i], idx[:0])
-		for _, k := range idx {
-			held = insertSorted(held, st.ShardIndex(tx.args[i][k]))
+		c.keyBuf = cmd.keyIndexes(cargs, c.keyBuf[:0])
+		for _, k := range c.keyBuf {
+			held = insertSorted(held, st.ShardIndex(cargs[k]))
 		}
 	}
 	for _, w := range c.watching {
 		held = insertSorted(held, st.ShardIndex(w.key))
 	}
+	tx.held = held
 	if all {
 		st.LockAll()
 	} else {
-		sort.Ints(held)
 		for _, s := range held {
 			st.Lock(s)
-		}
-	}
-	unlock := func() {
-		if all {
-			st.UnlockAll()
-			return
-		}
-		for i := len(held) - 1; i >= 0; i-- {
-			st.Unlock(held[i])
 		}
 	}
 	now := st.Now()
 	nowMs := now / 1e6
 	for _, w := range c.watching {
 		if st.WatchVersion(w.key) != w.version || (w.existed && st.Peek(w.key, nowMs) == nil) {
-			unlock()
+			c.unlockExec(all, held)
 			c.unwatchAll()
 			c.WriteNullArray()
 			return
@@ -144,26 +156,40 @@ func cmdExec(c *Conn, args [][]byte) {
 	c.WriteArray(len(tx.cmds))
 	c.inExec = true
 	c.now, c.nowMs = now, nowMs
+	saved := c.held
 	c.held, c.heldAll = held, all // for the journal's change counting
-	func() {
-		defer func() {
-			c.inExec = false
-			c.held, c.heldAll = c.held[:0], false
-			unlock()
-		}()
-		for i, cmd := range tx.cmds {
-			c.call(cmd, tx.args[i])
-			if c.closeAfter { // a handler panicked; stop here
-				return
-			}
-		}
+	defer func() {
+		c.inExec = false
+		c.held, c.heldAll = saved[:0], false
+		c.unlockExec(all, held)
+		c.unwatchAll()
 	}()
-	c.unwatchAll()
+	first = 0
+	for i, cmd := range tx.cmds {
+		cargs := tx.args[first : first+tx.nargs[i]]
+		first += tx.nargs[i]
+		c.call(cmd, cargs)
+		if c.closeAfter { // a handler panicked; stop here
+			return
+		}
+	}
+}
+
+// unlockExec releases the shards EXEC locked.
+func (c *Conn) unlockExec(all bool, held []int) {
+	st := c.srv.store
+	if all {
+		st.UnlockAll()
+		return
+	}
+	for i := len(held) - 1; i >= 0; i-- {
+		st.Unlock(held[i])
+	}
 }
 
 // WATCH key [key ...]
 func cmdWatch(c *Conn, args [][]byte) {
-	if c.tx != nil {
+	if c.tx.active {
 		c.WriteError(errWatchInMulti)
 		return
 	}

@@ -53,7 +53,7 @@ type Conn struct {
 	statNs    int64
 	batchCmds int64
 
-	tx       *txState
+	tx       txState
 	watching []watchedKey
 
 	closeAfter bool // close once the current batch's replies are flushed
@@ -257,7 +257,7 @@ func (c *Conn) dispatch(args [][]byte) {
 		c.WriteError(errNoAuth)
 		return
 	}
-	if c.tx != nil && cmd.Flags&FlagNoMulti == 0 {
+	if c.tx.active && cmd.Flags&FlagNoMulti == 0 {
 		c.queue(cmd, args)
 		return
 	}
