@@ -9,9 +9,17 @@
 # bench/results/latest.md (raw loadgen JSON: bench/results/latest.jsonl).
 #
 # Environment (defaults in brackets):
-#   WORKLOADS   ["ping set get incr"]  loadgen workloads; "throttle" compares
-#               ratekv CL.THROTTLE (throttle_cell) with redis EVALSHA gcra.lua
-#               (throttle_lua). Any other loadgen workload runs on both.
+#   WORKLOADS   ["ping set get incr"; with PERSIST set: "set throttle"]
+#               table rows. A loadgen workload runs on both servers; a pair
+#               runs one workload on redis and another on ratekv:
+#                 throttle           redis throttle_lua  vs ratekv throttle_cell
+#                 sliding            redis sl_lua        vs ratekv sl_throttle
+#                 recipe             redis zset_recipe   vs ratekv zset_recipe
+#                 sliding_vs_recipe  redis zset_recipe   vs ratekv sl_throttle
+#                 A/B                redis A             vs ratekv B (any two)
+#   PERSIST     ["no"]       persistence modes, each run on both servers
+#               configured alike: "no" (no AOF, no snapshots), "everysec",
+#               "always" (AOF with that appendfsync), e.g. "no everysec always"
 #   PIPELINES   ["1 32"]     pipeline depths
 #   DURATION    [5s]         measured time per run;  WARMUP [1s]
 #   CONNS       [50]         connections;  KEYS [100000];  DIST [uniform|zipf]
@@ -28,7 +36,12 @@ set -euo pipefail
 
 START_TS=$(date +%s)
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORKLOADS=${WORKLOADS:-"ping set get incr"}
+if [[ -n "${PERSIST:-}" ]]; then
+	WORKLOADS=${WORKLOADS:-"set throttle"}
+else
+	WORKLOADS=${WORKLOADS:-"ping set get incr"}
+fi
+PERSIST=${PERSIST:-no}
 PIPELINES=${PIPELINES:-"1 32"}
 DURATION=${DURATION:-5s}
 WARMUP=${WARMUP:-1s}
@@ -43,6 +56,9 @@ ROUNDS=${ROUNDS:-1}
 OUT=${OUT:-$ROOT/bench/results/latest.md}
 OUT_JSONL=${OUT%.md}.jsonl
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive integer" >&2; exit 1; }
+for m in $PERSIST; do
+	[[ $m == no || $m == everysec || $m == always ]] || { echo "PERSIST: unknown mode $m (want no, everysec, always)" >&2; exit 1; }
+done
 
 log() { printf '[compare] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -61,6 +77,8 @@ stop_server() {
 		wait "$SERVER_PID" 2>/dev/null || true
 	fi
 	SERVER_PID=""
+	[[ -n "${DATA_DIR:-}" ]] && rm -rf "$DATA_DIR"
+	DATA_DIR=""
 }
 cleanup() {
 	stop_server
@@ -143,28 +161,39 @@ wait_ready() {
 	return 1
 }
 
-# start_server NAME: sets PORT and SERVER_PID, or returns 1
+# persist_flags MODE: the persistence flags, the same for both servers
+# (ratekv takes redis.conf's names). Snapshots are off in every mode.
+persist_flags() {
+	case $1 in
+	no) echo "--save '' --appendonly no" ;;
+	*) echo "--save '' --appendonly yes --appendfsync $1" ;;
+	esac
+}
+
+# start_server NAME MODE: sets PORT and SERVER_PID, or returns 1. The data
+# directory is new for each start (DATA_DIR; removed by stop_server).
 start_server() {
-	local name=$1 attempt dir
+	local name=$1 mode=$2 attempt
 	for attempt in 1 2 3; do
 		PORT=$(free_port)
-		dir="$TMP/$name-data"
-		mkdir -p "$dir"
+		DATA_DIR=$(mktemp -d "$TMP/$name-$mode-data.XXXX")
+		local aof=(--appendonly no)
+		[[ $mode != no ]] && aof=(--appendonly yes --appendfsync "$mode")
 		case $name in
 		redis)
-			"${PIN_SERVER[@]}" redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-				--dir "$dir" --logfile "$TMP/redis.log" >/dev/null 2>&1 &
+			"${PIN_SERVER[@]}" redis-server --port "$PORT" --bind 127.0.0.1 --save '' "${aof[@]}" \
+				--dir "$DATA_DIR" --logfile "$TMP/redis.log" >/dev/null 2>&1 &
 			;;
 		ratekv)
-			GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/ratekv" --bind 127.0.0.1 --port "$PORT" --dir "$dir" \
-				--loglevel warning >"$TMP/ratekv.log" 2>&1 &
+			GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/ratekv" --bind 127.0.0.1 --port "$PORT" --dir "$DATA_DIR" \
+				--save '' "${aof[@]}" --loglevel warning >"$TMP/ratekv.log" 2>&1 &
 			;;
 		esac
 		SERVER_PID=$!
 		# (a PONG from someone else on a port we lost the race for would
 		# not keep our process alive)
 		if wait_ready "$PORT" && sleep 0.3 && kill -0 "$SERVER_PID" 2>/dev/null; then
-			log "$name listening on 127.0.0.1:$PORT (pid $SERVER_PID)"
+			log "$name listening on 127.0.0.1:$PORT (pid $SERVER_PID, persistence $mode: $(persist_flags "$mode"))"
 			return 0
 		fi
 		log "$name did not answer PING on port $PORT (attempt $attempt)"
@@ -176,7 +205,7 @@ start_server() {
 
 # --- runs ------------------------------------------------------------------
 
-declare -A RES # RES[server|workload|pipeline|field]
+declare -A RES # RES[server|persistence|row|pipeline|field]
 NOTES=()
 : >"$TMP/results.jsonl"
 
@@ -184,56 +213,76 @@ jfield() { # jfield JSON NAME -> scalar value
 	sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" <<<"$1" | tr -d '"'
 }
 
-loadgen_workload() { # server, table workload -> loadgen workload
-	if [[ $2 == throttle ]]; then
-		[[ $1 == redis ]] && echo throttle_lua || echo throttle_cell
+# row_pair ROW -> "redis-workload ratekv-workload"
+row_pair() {
+	case $1 in
+	throttle) echo "throttle_lua throttle_cell" ;;
+	sliding) echo "sl_lua sl_throttle" ;;
+	recipe) echo "zset_recipe zset_recipe" ;;
+	sliding_vs_recipe) echo "zset_recipe sl_throttle" ;;
+	*/*) echo "${1%%/*} ${1#*/}" ;;
+	*) echo "$1 $1" ;;
+	esac
+}
+loadgen_workload() { # server, table row -> loadgen workload
+	local pair
+	read -r -a pair <<<"$(row_pair "$2")"
+	[[ $1 == redis ]] && echo "${pair[0]}" || echo "${pair[1]}"
+}
+row_label() { # the row's name in the table
+	local pair
+	read -r -a pair <<<"$(row_pair "$1")"
+	if [[ ${pair[0]} == "$1" && ${pair[1]} == "$1" ]]; then
+		echo "$1"
+	elif [[ ${pair[0]} == "${pair[1]}" ]]; then
+		echo "$1 (${pair[0]})"
 	else
-		echo "$2"
+		echo "${1/\//:} (redis ${pair[0]} vs ratekv ${pair[1]})"
 	fi
 }
 
 run_server() {
-	local server=$1 w p lw out json
-	if ! start_server "$server"; then
-		NOTES+=("$server skipped: it did not start (see its log)")
+	local server=$1 mode=$2 w p lw out json
+	if ! start_server "$server" "$mode"; then
+		NOTES+=("$server ($mode) skipped: it did not start (see its log)")
 		return
 	fi
 	for w in $WORKLOADS; do
 		lw=$(loadgen_workload "$server" "$w")
 		for p in $PIPELINES; do
-			log "$server: $lw pipeline $p ($DURATION)"
-			out="$TMP/$server-$w-$p"
+			log "$server ($mode): $lw pipeline $p ($DURATION)"
+			out="$TMP/$server-$mode-${w//\//_}-$p"
 			# shellcheck disable=SC2086 # LOADGEN_ARGS is a list of flags
 			GOMAXPROCS=1 timeout "$RUN_LIMIT" "${PIN_CLIENT[@]}" "$TMP/loadgen" -addr "127.0.0.1:$PORT" \
 				-workload "$lw" -pipeline "$p" -duration "$DURATION" -warmup "$WARMUP" -conns "$CONNS" \
 				-keys "$KEYS" -dist "$DIST" -json $LOADGEN_ARGS >"$out.json" 2>"$out.err" || true
 			json=$(head -n 1 "$out.json")
 			if [[ -z "$json" ]]; then
-				NOTES+=("$server $lw p$p: no result: $(head -n 1 "$out.err" | cut -c1-160)")
+				NOTES+=("$server ($mode) $lw p$p: no result: $(head -n 1 "$out.err" | cut -c1-160)")
 				log "  failed: $(head -n 1 "$out.err")"
 				if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-					NOTES+=("$server exited during $lw p$p; remaining runs skipped")
+					NOTES+=("$server ($mode) exited during $lw p$p; remaining runs skipped")
 					SERVER_PID=""
 					return
 				fi
 				continue
 			fi
-			printf '{"server":"%s","round":%d,%s\n' "$server" "$round" "${json#\{}" >>"$TMP/results.jsonl"
+			printf '{"server":"%s","persistence":"%s","row":"%s","round":%d,%s\n' "$server" "$mode" "$w" "$round" "${json#\{}" >>"$TMP/results.jsonl"
 			local f ops prev
 			ops=$(jfield "$json" ops_per_sec)
-			prev=${RES[$server|$w|$p|ops_per_sec]-}
+			prev=${RES[$server|$mode|$w|$p|ops_per_sec]-}
 			# With ROUNDS > 1 keep the best round: noise only slows a run down.
 			if [[ -z "$prev" ]] || awk -v a="$ops" -v b="$prev" 'BEGIN { exit !(a > b) }'; then
 				for f in ops_per_sec p99_us p999_us errors limited conn_errors; do
-					RES[$server|$w|$p|$f]=$(jfield "$json" "$f")
+					RES[$server|$mode|$w|$p|$f]=$(jfield "$json" "$f")
 				done
 			fi
 			log "  $(jfield "$json" ops_per_sec) ops/s, p99 $(jfield "$json" p99_us) us, errors $(jfield "$json" errors)"
 			if [[ $(jfield "$json" errors) != 0 ]]; then
-				NOTES+=("$server $lw p$p: $(jfield "$json" errors) error replies, e.g. $(grep -m1 'error reply' "$out.err" | cut -c1-160 || true)")
+				NOTES+=("$server ($mode) $lw p$p: $(jfield "$json" errors) error replies, e.g. $(grep -m1 'error reply' "$out.err" | cut -c1-160 || true)")
 			fi
 			if [[ $(jfield "$json" conn_errors) != 0 ]]; then
-				NOTES+=("$server $lw p$p: $(jfield "$json" conn_errors) connections failed: $(grep -m1 'connection error' "$out.err" | cut -c1-160 || true)")
+				NOTES+=("$server ($mode) $lw p$p: $(jfield "$json" conn_errors) connections failed: $(grep -m1 'connection error' "$out.err" | cut -c1-160 || true)")
 			fi
 			# Start each run from an empty keyspace (best effort).
 			timeout 5 redis-cli -h 127.0.0.1 -p "$PORT" flushall >/dev/null 2>&1 || true
@@ -245,38 +294,42 @@ run_server() {
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 for round in $(seq "$ROUNDS"); do
 	((ROUNDS == 1)) || log "round $round of $ROUNDS"
-	for s in $SERVERS; do
-		case $s in
-		redis) run_server redis ;;
-		ratekv)
-			if ((HAVE_RATEKV)); then
-				run_server ratekv
-			elif ((round == 1)); then
-				NOTES+=("$RATEKV_NOTE")
-			fi
-			;;
-		*) die "unknown server $s (want redis and/or ratekv)" ;;
-		esac
+	for mode in $PERSIST; do
+		for s in $SERVERS; do
+			case $s in
+			redis) run_server redis "$mode" ;;
+			ratekv)
+				if ((HAVE_RATEKV)); then
+					run_server ratekv "$mode"
+				elif ((round == 1)) && [[ $mode == "${PERSIST%% *}" ]]; then
+					NOTES+=("$RATEKV_NOTE")
+				fi
+				;;
+			*) die "unknown server $s (want redis and/or ratekv)" ;;
+			esac
+		done
 	done
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 
 # --- table -----------------------------------------------------------------
 
-lat_cell() { # lat_cell server workload pipeline field -> whole microseconds
-	local v=${RES[$1|$2|$3|$4]-}
+lat_cell() { # lat_cell server mode row pipeline field -> whole microseconds
+	local v=${RES[$1|$2|$3|$4|$5]-}
 	if [[ -n "$v" ]]; then printf '%.0f' "$v"; else echo "n/a"; fi
 }
-ops_cell() {
+ops_cell() { # ops_cell server mode row pipeline
 	local v e
-	v=${RES[$1|$2|$3|ops_per_sec]-}
+	v=${RES[$1|$2|$3|$4|ops_per_sec]-}
 	[[ -z "$v" ]] && { echo "n/a"; return; }
-	e=${RES[$1|$2|$3|errors]}
+	e=${RES[$1|$2|$3|$4|errors]}
 	if [[ $e != 0 ]]; then printf '%.0f (%s err)' "$v" "$e"; else printf '%.0f' "$v"; fi
 }
-ratio() {
-	local a=${RES[redis|$1|$2|ops_per_sec]-} b=${RES[ratekv|$1|$2|ops_per_sec]-}
-	if [[ -n "$a" && -n "$b" ]]; then awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "n/a" }'; else echo "n/a"; fi
+div() { # div A B -> A/B with 2 decimals, or n/a
+	if [[ -n "$1" && -n "$2" ]]; then awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; else echo "n/a"; fi
+}
+ratio() { # ratio mode row pipeline -> ratekv / redis
+	div "${RES[ratekv|$1|$2|$3|ops_per_sec]-}" "${RES[redis|$1|$2|$3|ops_per_sec]-}"
 }
 
 ELAPSED=$(($(date +%s) - START_TS))
@@ -294,15 +347,36 @@ PINNING="server core $SERVER_CORE, loadgen core $CLIENT_CORE, GOMAXPROCS=1"
 	echo "Best of $ROUNDS round(s). Load average before: $LOAD_BEFORE, after: $LOAD_AFTER (other jobs on this machine skew results; compare ratios, re-run)."
 	echo "ops/s: higher is better; ratio = ratekv / redis; latencies in microseconds (per request; a batch's latency for each request in it)."
 	echo
-	echo "| workload | pipeline | redis ops/s | ratekv ops/s | ratio | redis p99 | ratekv p99 | redis p99.9 | ratekv p99.9 |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "Persistence, both servers alike, snapshots off: no = \`--appendonly no\`; everysec/always = \`--appendonly yes --appendfsync everysec/always\`."
+	echo "Rows pairing two workloads run the first on redis and the second on ratekv; see bench/README.md for what each sends."
+	echo
+	echo "| workload | persistence | pipeline | redis ops/s | ratekv ops/s | ratio | redis p99 | ratekv p99 | redis p99.9 | ratekv p99.9 |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for w in $WORKLOADS; do
-		label=$w
-		[[ $w == throttle ]] && label="throttle (CL.THROTTLE vs Lua)"
-		for p in $PIPELINES; do
-			echo "| $label | $p | $(ops_cell redis "$w" "$p") | $(ops_cell ratekv "$w" "$p") | $(ratio "$w" "$p") | $(lat_cell redis "$w" "$p" p99_us) | $(lat_cell ratekv "$w" "$p" p99_us) | $(lat_cell redis "$w" "$p" p999_us) | $(lat_cell ratekv "$w" "$p" p999_us) |"
+		label=$(row_label "$w")
+		for mode in $PERSIST; do
+			for p in $PIPELINES; do
+				echo "| $label | $mode | $p | $(ops_cell redis "$mode" "$w" "$p") | $(ops_cell ratekv "$mode" "$w" "$p") | $(ratio "$mode" "$w" "$p") | $(lat_cell redis "$mode" "$w" "$p" p99_us) | $(lat_cell ratekv "$mode" "$w" "$p" p99_us) | $(lat_cell redis "$mode" "$w" "$p" p999_us) | $(lat_cell ratekv "$mode" "$w" "$p" p999_us) |"
+			done
 		done
 	done
+	# The cost of persistence: each server against itself without it.
+	if [[ " $PERSIST " == *" no "* && $PERSIST != no ]]; then
+		echo
+		echo "Throughput with persistence relative to the same server with \`appendonly no\` (same run):"
+		echo
+		echo "| workload | persistence | pipeline | redis / redis-no | ratekv / ratekv-no |"
+		echo "|---|---|---:|---:|---:|"
+		for w in $WORKLOADS; do
+			label=$(row_label "$w")
+			for mode in $PERSIST; do
+				[[ $mode == no ]] && continue
+				for p in $PIPELINES; do
+					echo "| $label | $mode | $p | $(div "${RES[redis|$mode|$w|$p|ops_per_sec]-}" "${RES[redis|no|$w|$p|ops_per_sec]-}") | $(div "${RES[ratekv|$mode|$w|$p|ops_per_sec]-}" "${RES[ratekv|no|$w|$p|ops_per_sec]-}") |"
+				done
+			done
+		done
+	fi
 	if ((${#NOTES[@]})); then
 		echo
 		for n in "${NOTES[@]}"; do echo "- $n"; done

@@ -29,8 +29,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/ratekv/ratekv/bench"
 )
 
 // config is the parsed command line plus what workload setup derives from
@@ -52,12 +50,16 @@ type config struct {
 
 	burst, count, period, quantity int64
 	scriptPath                     string
+	max, window                    int64  // sliding workloads: max per window, window in ms
+	recipeRange                    bool   // zset_recipe: ZRANGE WITHSCORES instead of ZCARD
+	fillEntries                    uint64 // -fill: entries per key
 
 	// derived
 	value        string // SET payload
-	script       string // Lua source for throttle_lua
-	evalHead     []byte // "*8 EVALSHA <sha> 1" prefix
+	script       string // Lua source for throttle_lua, sl_lua
+	evalHead     []byte // "*N EVALSHA <sha> 1" prefix
 	throttleTail []byte // "<burst> <count> <period> <quantity>" suffix
+	windowTail   []byte // "<max> <window_ms>" (zset_recipe: "<window_ms>") suffix
 }
 
 // result is what one connection measured.
@@ -120,9 +122,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&cfg.count, "count", 1000, "throttle: count per period")
 	fs.Int64Var(&cfg.period, "period", 60, "throttle: period in seconds")
 	fs.Int64Var(&cfg.quantity, "quantity", 1, "throttle: quantity")
-	fs.StringVar(&cfg.scriptPath, "script", "", "throttle_lua: Lua file to load (default: the embedded bench/gcra.lua)")
+	fs.StringVar(&cfg.scriptPath, "script", "", "throttle_lua, sl_lua: Lua file to load (default: the embedded bench/gcra.lua, bench/sliding.lua)")
+	fs.Int64Var(&cfg.max, "max", 100, "sl_throttle, sw_throttle, sl_lua: max calls per window (zset_recipe: count above which a call is \"limited\")")
+	fs.Int64Var(&cfg.window, "window", 60000, "sl_throttle, sw_throttle, sl_lua, zset_recipe: window in milliseconds")
+	fs.BoolVar(&cfg.recipeRange, "recipe-range", false, "zset_recipe: read the log with ZRANGE key 0 -1 WITHSCORES instead of ZCARD")
 	list := fs.Bool("list", false, "list workloads and exit")
 	freePort := fs.Bool("free-port", false, "print a free TCP port on 127.0.0.1 and exit")
+	fill := fs.String("fill", "", "write -keys keys of state of this `kind` (gcra_cell, gcra_lua, zset, sl; see fill.go), at most -duration, print a JSON line and exit")
+	fs.Uint64Var(&cfg.fillEntries, "fill-entries", 100, "-fill zset, sl: entries per key")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -144,6 +151,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, port)
 		return 0
+	}
+	if *fill != "" {
+		if cfg.seed == 0 {
+			cfg.seed = uint64(time.Now().UnixNano())
+		}
+		hard := cfg.duration + 30*time.Second
+		killer := time.AfterFunc(hard, func() {
+			fmt.Fprintf(stderr, "loadgen: hard timeout after %s\n", hard)
+			os.Exit(3)
+		})
+		defer killer.Stop()
+		return runFill(&cfg, *fill, stdout, stderr)
 	}
 	wl, err := prepare(&cfg)
 	if err != nil {
@@ -202,12 +221,16 @@ func prepare(cfg *config) (workload, error) {
 		return wl, fmt.Errorf("-dist must be uniform or zipf, not %q", cfg.dist)
 	case cfg.dist == "zipf" && !(cfg.zipfS > 1):
 		return wl, errors.New("-zipf-s must be > 1")
+	case cfg.max < 1:
+		return wl, errors.New("-max must be >= 1")
+	case cfg.window < 1 || cfg.window > 1<<40:
+		return wl, errors.New("-window must be between 1 and 2^40 ms")
 	}
 	if cfg.seed == 0 {
 		cfg.seed = uint64(time.Now().UnixNano())
 	}
 	cfg.value = strings.Repeat("x", cfg.datasize)
-	cfg.script = bench.GCRALua
+	cfg.script = wl.lua
 	if cfg.scriptPath != "" {
 		b, err := os.ReadFile(cfg.scriptPath)
 		if err != nil {
@@ -331,12 +354,15 @@ func work(c *client, wl workload, cfg *config, id int, measureStart, end time.Ti
 	if cfg.dist == "zipf" {
 		zipf = rand.NewZipf(rng, cfg.zipfS, 1, cfg.keys-1)
 	}
+	st := &reqState{rng: rng}
+	per := wl.repliesPerRequest()
 	// Reads and writes can't hang past the end of the run.
 	_ = c.conn.SetDeadline(end.Add(5 * time.Second))
 	p := uint64(cfg.pipeline)
 	wbuf := make([]byte, 0, 256*cfg.pipeline)
 	for {
 		wbuf = wbuf[:0]
+		st.nowUs = time.Now().UnixMicro()
 		for i := 0; i < cfg.pipeline; i++ {
 			var n uint64
 			if zipf != nil {
@@ -344,7 +370,7 @@ func work(c *client, wl workload, cfg *config, id int, measureStart, end time.Ti
 			} else {
 				n = rng.Uint64N(cfg.keys)
 			}
-			wbuf = wl.build(wbuf, n, cfg)
+			wbuf = wl.build(wbuf, n, cfg, st)
 		}
 		start := time.Now()
 		if _, err := c.conn.Write(wbuf); err != nil {
@@ -353,21 +379,31 @@ func work(c *client, wl workload, cfg *config, id int, measureStart, end time.Ti
 		}
 		var limited uint64
 		for i := 0; i < cfg.pipeline; i++ {
-			reply, kind, err := c.readReply()
-			if err != nil {
-				res.ioErr = err
-				return
-			}
-			if isErrorKind(kind) {
-				res.errors++
-				if len(res.errTexts) < maxErrTexts {
-					t := string(errorText(reply))
-					if !contains(res.errTexts, t) {
-						res.errTexts = append(res.errTexts, t)
+			var errText []byte
+			for j := 0; j < per; j++ {
+				reply, kind, err := c.readReply()
+				if err != nil {
+					res.ioErr = err
+					return
+				}
+				switch {
+				case isErrorKind(kind):
+					if errText == nil {
+						errText = errorText(reply)
+						res.noteError(string(errText)) // copy: reply is reused
+					}
+				case j == per-1 && errText == nil && wl.check != nil:
+					lim, et := wl.check(reply, cfg)
+					if et != nil {
+						errText = et
+						res.noteError(string(et))
+					} else if lim {
+						limited++
 					}
 				}
-			} else if wl.throttle && throttleLimited(reply) {
-				limited++
+			}
+			if errText != nil {
+				res.errors++
 			}
 		}
 		now := time.Now()
@@ -380,6 +416,13 @@ func work(c *client, wl workload, cfg *config, id int, measureStart, end time.Ti
 		res.hist.recordN(uint64(now.Sub(start)), p)
 		res.ops += p
 		res.limited += limited
+	}
+}
+
+// noteError keeps the first few distinct error texts.
+func (r *result) noteError(t string) {
+	if len(r.errTexts) < maxErrTexts && !contains(r.errTexts, t) {
+		r.errTexts = append(r.errTexts, t)
 	}
 }
 
