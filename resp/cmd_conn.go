@@ -111,7 +111,7 @@ func cmdHello(c *Conn, args [][]byte) {
 	if len(args) >= 2 {
 		v, ok := ParseInt(args[1])
 		if !ok {
-			c.WriteError("ERR Protocol version is not an integer or out of range")
+			c.WriteError(errHelloProto)
 			return
 		}
 		if v != 2 && v != 3 {
@@ -140,12 +140,12 @@ func cmdHello(c *Conn, args [][]byte) {
 			}
 			i++
 		default:
-			c.WriteError("ERR Syntax error in HELLO option '" + string(sanitizeErr(args[i])) + "'")
+			c.WriteError(sprintf(errHelloOption, sanitizeErr(args[i])))
 			return
 		}
 	}
 	if !authOK {
-		c.WriteError("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		c.WriteError(errHelloNoAuth)
 		return
 	}
 	c.authed = true
@@ -237,11 +237,11 @@ func cmdClient(c *Conn, args [][]byte) {
 		}
 		attr := strings.ToLower(string(args[2]))
 		if attr != "lib-name" && attr != "lib-ver" {
-			c.WriteError("ERR Unrecognized option '" + string(sanitizeErr(args[2])) + "'")
+			c.WriteError(sprintf(errClientOption, sanitizeErr(args[2])))
 			return
 		}
 		if !validClientName(args[3]) {
-			c.WriteError("ERR " + strings.Title(attr) + " cannot contain spaces, newlines or special characters.")
+			c.WriteError(sprintf(errClientAttr, strings.ToUpper(attr[:1])+attr[1:]))
 			return
 		}
 		c.mu.Lock()
@@ -328,7 +328,7 @@ func (c *Conn) clientList(opts [][]byte) {
 			switch typ {
 			case "normal", "master", "replica", "slave", "pubsub":
 			default:
-				c.WriteError("ERR Unknown client type '" + string(sanitizeErr(opts[i+1])) + "'")
+				c.WriteError(sprintf(errClientType, sanitizeErr(opts[i+1])))
 				return
 			}
 			i++
@@ -341,7 +341,7 @@ func (c *Conn) clientList(opts [][]byte) {
 			for i++; i < len(opts); i++ {
 				id, ok := ParseInt(opts[i])
 				if !ok || id <= 0 {
-					c.WriteError("ERR Invalid client ID")
+					c.WriteError(errClientID)
 					return
 				}
 				ids[id] = true
@@ -388,7 +388,7 @@ func (c *Conn) clientKill(opts [][]byte) {
 		case "id":
 			n, ok := ParseInt(opts[i+1])
 			if !ok || n <= 0 {
-				c.WriteError("ERR client-id should be greater than 0")
+				c.WriteError(errClientIDKill)
 				return
 			}
 			id = n

@@ -70,6 +70,16 @@ const (
 	errSaveFailed        = "ERR"
 	errNoPersistence     = "ERR persistence is not configured on this server"
 
+	// Connection commands.
+	errHelloProto   = "ERR Protocol version is not an integer or out of range"
+	errHelloOption  = "ERR Syntax error in HELLO option '%s'"
+	errHelloNoAuth  = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	errClientOption = "ERR Unrecognized option '%s'"
+	errClientAttr   = "ERR %s cannot contain spaces, newlines or special characters."
+	errClientType   = "ERR Unknown client type '%s'"
+	errClientID     = "ERR Invalid client ID"
+	errClientIDKill = "ERR client-id should be greater than 0"
+
 	// CL.THROTTLE family: redis-cell's texts (module errors carry no ERR
 	// prefix), plus ratekv's own for inputs redis-cell would wrap on.
 	errCellUsage     = "Cell error: Store error: Usage: %s <key> <max_burst> <count per period> <period> [<quantity>]"
