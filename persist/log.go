@@ -33,6 +33,8 @@ package persist
 import (
 	"errors"
 	"log/slog"
+	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,11 +88,18 @@ type logFile interface {
 // to (fault injection). It is nil in production.
 var wrapFile func(logFile) logFile
 
-func wrapped(f logFile) logFile {
+// logOSFile is an *os.File whose Sync is fdatasync (on Linux).
+type logOSFile struct{ *os.File }
+
+func (f logOSFile) Sync() error { return datasync(f.File) }
+
+// wrapped returns what the log writes to for an open file.
+func wrapped(f *os.File) logFile {
+	var lf logFile = logOSFile{f}
 	if wrapFile != nil {
-		return wrapFile(f)
+		return wrapFile(lf)
 	}
-	return f
+	return lf
 }
 
 const (
@@ -98,6 +107,11 @@ const (
 	// Sync waits for the writer to catch up (a slow disk slows writers
 	// down instead of growing memory without bound).
 	maxBuffered = 64 << 20
+	// linger is how long the writer waits, with everysec and no, after
+	// being woken, so that one write carries the records of many batches
+	// (Redis writes once per event-loop turn). Writes reach the OS within
+	// about this much of their reply; fsyncs follow once a second.
+	linger = time.Millisecond
 )
 
 // retryEvery is how often a failed write or fsync is retried (and how
@@ -113,6 +127,9 @@ type Log struct {
 	policy atomic.Int32
 	errp   atomic.Pointer[error] // sticky error, for the lock-free Err
 	size   atomic.Int64          // bytes of the current file, written or buffered
+	bufLen atomic.Int64          // len(buf), for Sync's lock-free check
+	syncs  atomic.Int64          // fsyncs done, for the log at Close
+	writes atomic.Int64          // writes done
 
 	mu       sync.Mutex
 	cond     sync.Cond
@@ -131,11 +148,13 @@ type Log struct {
 
 	// Owned by the writer goroutine.
 	f          logFile
-	off        int64  // end of the data in f
-	syncedOff  int64  // end of the durable data in f
-	pend       []byte // taken from buf, not yet written
-	pendSeq    uint64 // last record in pend (or written)
-	unsynced   []byte // written to f since the last good fsync
+	off        int64    // end of the data in f
+	syncedOff  int64    // end of the durable data in f
+	pend       []byte   // taken from buf, not yet written
+	pendSeq    uint64   // last record in pend (or written)
+	unsynced   [][]byte // buffers written to f since the last good fsync, in order
+	unsyncedN  int64    // their bytes
+	free       [][]byte // emptied buffers, reused for buf
 	lastSync   time.Time
 	lastTry    time.Time
 	rotPending *rotation
@@ -191,6 +210,7 @@ func (l *Log) Append(rec []byte) uint64 {
 	for _, c := range l.captures {
 		c.add(rec)
 	}
+	l.bufLen.Store(int64(len(l.buf)))
 	l.mu.Unlock()
 	l.size.Add(int64(len(rec)))
 	return seq
@@ -205,17 +225,19 @@ func (l *Log) LastSeq() uint64 {
 
 // Sync makes the records up to seq as durable as the policy demands: with
 // always it returns once they are fsynced (waiting through a disk outage);
-// otherwise once they are handed to the writer.
+// otherwise once they are handed to the writer, which keeps them through an
+// outage (reported by Err, not here). It fails only once the log is closed.
 func (l *Log) Sync(seq uint64) error {
 	if Policy(l.policy.Load()) != FsyncAlways {
 		l.kick()
-		l.mu.Lock()
-		for len(l.buf) > maxBuffered && !l.closed {
-			l.cond.Wait()
+		if l.bufLen.Load() > maxBuffered {
+			l.mu.Lock()
+			for len(l.buf) > maxBuffered && !l.closed {
+				l.cond.Wait()
+			}
+			l.mu.Unlock()
 		}
-		err := l.err
-		l.mu.Unlock()
-		return err
+		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -365,11 +387,13 @@ func (l *Log) Close() error {
 	l.mu.Lock()
 	l.closed = true
 	err := l.err
+	records := l.seq
 	l.cond.Broadcast()
 	l.mu.Unlock()
 	if cerr := l.f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
+	l.logger.Debug("append-only log closed", "records", records, "writes", l.writes.Load(), "fsyncs", l.syncs.Load())
 	return err
 }
 
@@ -387,6 +411,20 @@ func (l *Log) run() {
 			for i := 0; i < 2 && l.cycle(true); i++ {
 			}
 			return
+		}
+		if Policy(l.policy.Load()) != FsyncAlways {
+			if l.Err() == nil {
+				select {
+				case <-time.After(linger):
+				case <-l.stop: // the final flush takes everything
+				}
+			}
+		} else {
+			// Group commit: let the connections that are ready to run
+			// append their batches first, so one fsync serves them all
+			// (otherwise, on few cores, the woken writer runs at once
+			// and each fsync serves the one batch that woke it).
+			runtime.Gosched()
 		}
 		for l.cycle(false) {
 		}
@@ -410,14 +448,16 @@ func (l *Log) cycle(final bool) (again bool) {
 			l.rotPending = r
 			l.pend = append(l.pend, l.buf[:r.off]...)
 			l.buf = l.buf[:copy(l.buf, l.buf[r.off:])]
+			l.bufLen.Store(int64(len(l.buf)))
 			l.pendSeq = r.seq
 		} else if len(l.buf) > 0 {
 			if len(l.pend) == 0 {
-				l.pend, l.buf = l.buf, l.pend[:0]
+				l.pend, l.buf = l.buf, l.spare(l.pend)
 			} else {
 				l.pend = append(l.pend, l.buf...)
 				l.buf = l.buf[:0]
 			}
+			l.bufLen.Store(0)
 			l.pendSeq = l.seq
 		}
 	}
@@ -432,22 +472,27 @@ func (l *Log) cycle(final bool) (again bool) {
 	rot := l.rotPending
 	dirty := l.off > l.syncedOff
 	needSync := dirty && (final || failing || rot != nil || policy == FsyncAlways ||
-		policy == FsyncEverysec && (now.Sub(l.lastSync) >= time.Second || len(l.unsynced) > maxBuffered))
+		policy == FsyncEverysec && (now.Sub(l.lastSync) >= time.Second || l.unsyncedN > maxBuffered))
 	synced := false
 	if err == nil && needSync {
+		l.syncs.Add(1)
 		if err = l.f.Sync(); err == nil {
 			synced = true
 			l.syncedOff = l.off
-			l.unsynced = l.unsynced[:0]
+			l.recycle()
 			l.lastSync = now
 		} else {
 			err = &syncError{err}
-			if int64(len(l.unsynced)) == l.off-l.syncedOff {
+			if l.unsyncedN == l.off-l.syncedOff {
 				// The kernel may have dropped the pages: write them again.
-				l.pend = append(l.unsynced, l.pend...)
-				l.unsynced = nil
+				var again []byte
+				for _, b := range l.unsynced {
+					again = append(again, b...)
+				}
+				l.pend = append(again, l.pend...)
 				l.off = l.syncedOff
 			}
+			l.recycle()
 		}
 	} else if err == nil && !dirty {
 		synced = true
@@ -458,7 +503,7 @@ func (l *Log) cycle(final bool) (again bool) {
 			l.logger.Warn("closing the old append-only file failed", "file", l.name, "err", cerr)
 		}
 		l.f, l.name, l.off, l.syncedOff = rot.f, rot.name, rot.size, rot.size
-		l.unsynced = l.unsynced[:0]
+		l.recycle()
 		l.rotPending = nil
 		switched = true
 	}
@@ -517,6 +562,7 @@ func notify(c chan error, err error) {
 // write writes l.pend at the end of the file. keep retains the bytes until
 // the next good fsync, to write them again if that fsync fails.
 func (l *Log) write(keep bool) error {
+	l.writes.Add(1)
 	n, err := l.f.WriteAt(l.pend, l.off)
 	if err == nil && n < len(l.pend) {
 		err = errors.New("short write")
@@ -526,11 +572,50 @@ func (l *Log) write(keep bool) error {
 		// overwriting whatever part made it.
 		return &writeError{err}
 	}
-	if keep && int64(len(l.unsynced)) == l.off-l.syncedOff {
-		l.unsynced = append(l.unsynced, l.pend...)
+	if keep && l.unsyncedN == l.off-l.syncedOff {
+		// Keep the buffer itself (no copy) until the next good fsync.
+		l.unsynced = append(l.unsynced, l.pend)
+		l.unsyncedN += int64(n)
+		l.pend = nil
+	} else {
+		l.pend = l.pend[:0]
 	}
 	l.off += int64(n)
-	l.pend = l.pend[:0]
+	return nil
+}
+
+// maxFree bounds the bytes of emptied buffers kept for reuse.
+const maxFree = 64 << 20
+
+// recycle empties the kept buffers into the free list. Writer only.
+func (l *Log) recycle() {
+	kept := int64(0)
+	for _, b := range l.free {
+		kept += int64(cap(b))
+	}
+	for i, b := range l.unsynced {
+		if kept+int64(cap(b)) <= maxFree {
+			l.free = append(l.free, b[:0])
+			kept += int64(cap(b))
+		}
+		l.unsynced[i] = nil
+	}
+	l.unsynced = l.unsynced[:0]
+	l.unsyncedN = 0
+}
+
+// spare returns an empty buffer for l.buf: old if it has room, else one
+// from the free list. Writer only, with l.mu held.
+func (l *Log) spare(old []byte) []byte {
+	if cap(old) > 0 {
+		return old[:0]
+	}
+	if n := len(l.free); n > 0 {
+		b := l.free[n-1]
+		l.free[n-1] = nil
+		l.free = l.free[:n-1]
+		return b
+	}
 	return nil
 }
 

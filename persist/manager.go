@@ -143,6 +143,7 @@ type Manager struct {
 	rewriteBaseSize int64 // aof size right after the last rewrite
 	loadedKeys      int64
 	loadedExpired   int64
+	replayed        int64 // log records run at start-up
 }
 
 // Open loads the persisted data into opts.Store (which must be empty) and
@@ -186,8 +187,8 @@ func Open(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	m.store.ResetDirty()
-	m.logger.Info("data loaded", "keys", m.loadedKeys, "expired_skipped", m.loadedExpired,
-		"seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
+	m.logger.Info("data loaded", "snapshot_keys", m.loadedKeys, "expired_skipped", m.loadedExpired,
+		"log_records", m.replayed, "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
 	return m, nil
 }
 
@@ -306,7 +307,9 @@ func (m *Manager) loadSnapshotFile(path string) error {
 			return nil
 		},
 		records: func(data []byte, n int) error {
-			if _, err := m.opts.Replay(recordsOf(data)); err != nil {
+			n, err := m.opts.Replay(recordsOf(data))
+			m.replayed += int64(n)
+			if err != nil {
 				return fmt.Errorf("%s: replaying its log records: %w", path, err)
 			}
 			return nil
@@ -344,6 +347,7 @@ func (m *Manager) replayFile(i int, last bool) error {
 		return rr.next()
 	}
 	n, err := m.opts.Replay(next)
+	m.replayed += int64(n)
 	var torn *TornError
 	var corrupt *CorruptError
 	switch {

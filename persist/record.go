@@ -105,8 +105,9 @@ func parseRecord(b []byte, args [][]byte) (_ [][]byte, n int, err error) {
 	return args, pos, nil
 }
 
-// parseLen parses a non-negative decimal number ending in CRLF at b[pos:]
-// and returns it with the position after the CRLF (0 when b ends first).
+// parseLen parses a non-negative decimal number ending in CRLF at b[pos:],
+// written canonically (no sign, no leading zero), and returns it with the
+// position after the CRLF (0 when b ends first).
 func parseLen(b []byte, pos int) (int, int, error) {
 	n := 0
 	start := pos
@@ -116,6 +117,9 @@ func parseLen(b []byte, pos int) (int, int, error) {
 		case c >= '0' && c <= '9':
 			if pos-start >= maxIntLen {
 				return 0, 0, &formatError{start, "length too long"}
+			}
+			if n == 0 && pos > start { // "0" is fine, "07" is not canonical
+				return 0, 0, &formatError{pos, "length with a leading zero"}
 			}
 			n = n*10 + int(c-'0')
 			continue

@@ -57,6 +57,9 @@ func TestParseRecord(t *testing.T) {
 		{in: "*1\r\n:1\r\n", errPos: 4, errText: "expected '$'"},
 		{in: "*1\r\n$1\r\nab\r\n", errPos: 9, errText: "not terminated by CRLF"},
 		{in: "*1\r\n$1234567890123456789\r\n", errPos: 5, errText: "too long"},
+		{in: "*1\r\n$07\r\n0000000\r\n", errPos: 6, errText: "leading zero"},
+		{in: "*01\r\n", errPos: 2, errText: "leading zero"},
+		{in: "*1\r\n$0\r\n\r\n", want: []string{""}, n: 10, errPos: -1},
 	} {
 		args, n, err := parseRecord([]byte(tt.in), nil)
 		if tt.errPos >= 0 {

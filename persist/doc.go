@@ -1,0 +1,48 @@
+// Package persist makes ratekv's keyspace survive restarts and crashes: an
+// append-only log of effects (the journal the command dispatcher writes
+// to), snapshots, and loading both at start-up. It knows the keyspace
+// (package shards) and the configuration, not the protocol: log records
+// are replayed through a function the server supplies (resp.Server.Replay),
+// so they run through the same command table as live traffic.
+//
+// # Files
+//
+// Everything lives in the dir parameter:
+//
+//	dump.rkv                              snapshot: SAVE, BGSAVE, save rules
+//	appendonlydir/appendonly.aof.manifest names the log's files, in order
+//	appendonlydir/appendonly.aof.N.base.rkv  snapshot the log starts from
+//	appendonlydir/appendonly.aof.N.incr.aof  records after it (RESP)
+//
+// (dbfilename, appenddirname and appendfilename rename them.) With
+// appendonly yes the manifest's chain is loaded and the dump file is not;
+// with appendonly no only the dump file is. A file named *.tmp is one being
+// written; a *.corrupt-* file holds what aof-load-corrupt truncate cut off.
+//
+// # Formats
+//
+// Log records are RESP arrays of bulk strings, as a client sends them:
+// effects, not time-dependent commands (SET key value PXAT ms, DEL,
+// PEXPIREAT, PERSIST, RESTORE key ms payload REPLACE ABSTTL, and verbatim
+// commands whose result depends only on their arguments and the prior
+// state, such as ZADD or FLUSHALL); see resp/journal.go. Replaying them at
+// any later time gives the same state, and a deadline that passed while the
+// server was down stays passed.
+//
+// Snapshot files (snapshot.go) are a header ("RATEKV", format version),
+// checksummed blocks of key records and of log records, and an end block
+// with counts and a whole-file CRC-32C. A key record is the key, its
+// absolute deadline in Unix ms and its value in the codec of
+// shards/codec.go, which DUMP and RESTORE payloads also use. None of this
+// is Redis's RDB format.
+//
+// # Durability
+//
+// appendfsync always: no reply leaves before its record is fsynced (one
+// fsync serves every batch waiting for it). everysec: records are written
+// within about a millisecond and fsynced every second. no: written, never
+// fsynced by ratekv. A failed write or fsync stops writes (MISCONF) until a
+// retry succeeds; see log.go. Snapshots are written to a temporary file,
+// fsynced, renamed and the directory fsynced; see manager.go for how they
+// are taken without stopping traffic and how the log is rewritten.
+package persist

@@ -1,0 +1,153 @@
+package persist_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/persist"
+	"github.com/ratekv/ratekv/resp"
+	"github.com/ratekv/ratekv/shards"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// serve wires a store, the persistence in dir and a server as main does,
+// and returns a client and a stop function.
+func serve(t *testing.T, dir string, conf ...string) (*redis.Client, func()) {
+	t.Helper()
+	cfg := config.New()
+	args := append([]string{"port", "0", "bind", "127.0.0.1", "dir", dir, "save", ""}, conf...)
+	for i := 0; i+1 < len(args); i += 2 {
+		require.NoError(t, cfg.Set(args[i], args[i+1]))
+	}
+	store := shards.New(shards.Options{Shards: 4})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := resp.New(store, cfg, log)
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Logger: log})
+	require.NoError(t, err)
+	srv.SetJournal(mgr.Journal())
+	srv.SetPersistence(mgr)
+	require.NoError(t, srv.Listen())
+	go srv.Serve()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr().String(), MaxRetries: -1, ReadTimeout: 20 * time.Second})
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		mgr.Close()
+		store.Close()
+	}
+	t.Cleanup(stop)
+	return c, stop
+}
+
+func infoPersistence(t *testing.T, c *redis.Client) map[string]string {
+	m, err := c.InfoMap(context.Background(), "persistence").Result()
+	require.NoError(t, err)
+	return m["Persistence"]
+}
+
+// TestWriteErrorRefusesWritesUntilTheDiskRecovers: with appendfsync always,
+// a write whose record cannot be made durable gets no reply until it is;
+// meanwhile other writes are refused with MISCONF, reads work, and INFO
+// shows the error; when the disk recovers everything resumes and the
+// write survives a restart.
+func TestWriteErrorRefusesWritesUntilTheDiskRecovers(t *testing.T) {
+	ctx := context.Background()
+	faults, undo := persist.InjectFaults()
+	defer undo()
+	dir := t.TempDir()
+	c, stop := serve(t, dir, "appendfsync", "always")
+	require.NoError(t, c.Set(ctx, "before", "1", 0).Err())
+
+	faults.FailWrites(syscall.ENOSPC)
+	pending := make(chan error, 1)
+	go func() { pending <- c.Set(ctx, "during", "2", 0).Err() }()
+	other := redis.NewClient(&redis.Options{Addr: c.Options().Addr, MaxRetries: -1})
+	defer other.Close()
+	// A write that slipped in before the failure would (rightly) wait for
+	// durability like "during"; so probe only once INFO shows the error.
+	require.Eventually(t, func() bool { return infoPersistence(t, other)["aof_last_write_status"] == "err" },
+		10*time.Second, time.Millisecond)
+	err := other.Set(ctx, "refused", "3", 0).Err()
+	require.Error(t, err)
+	require.True(t, strings.HasPrefix(err.Error(), "MISCONF Errors writing to the AOF file: "), "writes are refused while the log cannot be written: %v", err)
+	require.ErrorContains(t, other.Incr(ctx, "refused").Err(), "no space left on device")
+	require.Equal(t, "1", other.Get(ctx, "before").Val(), "reads keep working")
+	info := infoPersistence(t, other)
+	require.Equal(t, "err", info["aof_last_write_status"])
+	require.Contains(t, info["aof_last_write_error"], "no space left on device")
+	select {
+	case err := <-pending:
+		t.Fatalf("a write was acknowledged (%v) while it was not durable", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	faults.FailWrites(nil)
+	select {
+	case err := <-pending:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pending write got no reply after the disk recovered")
+	}
+	require.Eventually(t, func() bool { return other.Set(ctx, "after", "4", 0).Err() == nil }, 5*time.Second, time.Millisecond)
+	require.Equal(t, "ok", infoPersistence(t, other)["aof_last_write_status"])
+	other.Close()
+
+	stop()
+	c, _ = serve(t, dir)
+	for k, v := range map[string]string{"before": "1", "during": "2", "after": "4"} {
+		require.Equal(t, v, c.Get(ctx, k).Val(), k)
+	}
+	require.Zero(t, c.Exists(ctx, "refused").Val())
+}
+
+// TestFsyncErrorEverysec: a failing fsync is reported and refuses writes
+// too, with the default policy.
+func TestFsyncErrorEverysec(t *testing.T) {
+	ctx := context.Background()
+	faults, undo := persist.InjectFaults()
+	defer undo()
+	c, _ := serve(t, t.TempDir(), "appendfsync", "everysec")
+	faults.FailSyncs(syscall.EIO)
+	require.NoError(t, c.Set(ctx, "k", "v", 0).Err(), "everysec acknowledges before the fsync")
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
+		10*time.Second, 5*time.Millisecond)
+	require.ErrorContains(t, c.Set(ctx, "k2", "v", 0).Err(), "MISCONF Errors writing to the AOF file: fsync: input/output error")
+	faults.FailSyncs(nil)
+	require.Eventually(t, func() bool { return c.Set(ctx, "k3", "v", 0).Err() == nil }, 5*time.Second, 5*time.Millisecond)
+}
+
+// TestInfoPersistence checks the fields INFO reports from the manager.
+func TestInfoPersistence(t *testing.T) {
+	ctx := context.Background()
+	c, _ := serve(t, t.TempDir())
+	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
+	info := infoPersistence(t, c)
+	require.Equal(t, "1", info["rdb_changes_since_last_save"])
+	require.Equal(t, "1", info["aof_enabled"])
+	require.Equal(t, "everysec", info["aof_fsync"])
+	require.Equal(t, "0", info["aof_rewrites"])
+	require.NoError(t, c.BgRewriteAOF(ctx).Err())
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_rewrites"] == "1" }, 5*time.Second, time.Millisecond)
+	require.NoError(t, c.Save(ctx).Err())
+	info = infoPersistence(t, c)
+	require.Equal(t, "0", info["rdb_changes_since_last_save"])
+	require.Equal(t, "1", info["rdb_saves"])
+	require.Equal(t, "ok", info["aof_last_bgrewrite_status"])
+	require.Equal(t, info["aof_base_size"], info["aof_current_size"])
+	require.Equal(t, info["rdb_last_save_time"], strconv.FormatInt(c.LastSave(ctx).Val(), 10))
+}
