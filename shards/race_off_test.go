@@ -1,0 +1,5 @@
+//go:build !race
+
+package shards
+
+const raceEnabled = false
