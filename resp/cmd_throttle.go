@@ -71,34 +71,38 @@ func cellError(err error) string {
 	return errNotInt // overflow, as Dragonfly replies
 }
 
-// readTAT reads the TAT stored at key, and returns its entry (nil when
-// absent). It returns an error reply for a key of another type or a string
-// that is not an integer.
-func readTAT(st *shards.Store, key []byte, nowMs int64) (e *shards.Entry, tat int64, errReply string) {
-	e = st.Lookup(key, nowMs)
-	if e == nil {
-		return nil, 0, ""
+// readTAT reads the TAT stored at key. It returns the key's entry, which
+// may be an expired one kept for reuse (live false: the key is absent),
+// and an error reply for a key of another type or a string that is not an
+// integer.
+func readTAT(st *shards.Store, key []byte, nowMs int64) (e *shards.Entry, live bool, tat int64, errReply string) {
+	e, live = st.LookupAny(key, nowMs)
+	if !live {
+		return e, false, 0, ""
 	}
 	if e.Kind() != shards.KindString {
-		return nil, 0, errWrongType
+		return nil, false, 0, errWrongType
 	}
 	v, ok := e.Int()
 	if !ok {
-		return nil, 0, errCellBadTAT
+		return nil, false, 0, errCellBadTAT
 	}
-	return e, v, ""
+	return e, true, v, ""
 }
 
 // applyTAT stores the outcome of an allowed call: the new TAT with a TTL of
 // res.TTL truncated to milliseconds, or the key's removal after a full
-// refund. e is the key's entry from readTAT (nil when absent), reused so
-// that the common case costs one map lookup, not two.
-func applyTAT(st *shards.Store, key []byte, e *shards.Entry, nowMs int64, res gcra.Result) {
+// refund. e and live come from readTAT: the entry (live or expired) is
+// written in place, so the common case costs one map lookup, not two.
+func applyTAT(st *shards.Store, key []byte, e *shards.Entry, live bool, nowMs int64, res gcra.Result) {
 	switch {
 	case res.Write:
-		if e == nil {
+		switch {
+		case e == nil:
 			e, _ = st.Put(key, nowMs)
-		} else {
+		case !live:
+			st.Reuse(key, e)
+		default:
 			st.Touched(key)
 		}
 		e.SetInt(res.NewTAT)
@@ -143,7 +147,7 @@ func (c *Conn) throttle(args [][]byte, peek bool) {
 	}
 	st := c.srv.store
 	key := args[1]
-	e, tat, errReply := readTAT(st, key, c.nowMs)
+	e, live, tat, errReply := readTAT(st, key, c.nowMs)
 	if errReply != "" {
 		c.WriteError(errReply)
 		return
@@ -151,15 +155,15 @@ func (c *Conn) throttle(args [][]byte, peek bool) {
 	var res gcra.Result
 	var err error
 	if peek {
-		res, err = gcra.Peek(tat, e != nil, c.now, p)
+		res, err = gcra.Peek(tat, live, c.now, p)
 	} else {
-		res, err = gcra.Throttle(tat, e != nil, c.now, p)
+		res, err = gcra.Throttle(tat, live, c.now, p)
 	}
 	if err != nil {
 		c.WriteError(cellError(err))
 		return
 	}
-	applyTAT(st, key, e, c.nowMs, res)
+	applyTAT(st, key, e, live, c.nowMs, res)
 	c.writeThrottle(res)
 }
 
@@ -224,12 +228,12 @@ func cmdClThrottleAll(c *Conn, args [][]byte) {
 	}
 	st := c.srv.store
 	for i := range limits {
-		e, tat, errReply := readTAT(st, limits[i].key, c.nowMs)
+		_, live, tat, errReply := readTAT(st, limits[i].key, c.nowMs)
 		if errReply != "" {
 			c.WriteError(errReply)
 			return
 		}
-		limits[i].tat, limits[i].has = tat, e != nil
+		limits[i].tat, limits[i].has = tat, live
 	}
 	// First pass: consume in order on a private copy of the TATs (a key
 	// named twice sees its earlier consumption).
@@ -265,8 +269,8 @@ func cmdClThrottleAll(c *Conn, args [][]byte) {
 		for i := range limits {
 			// Look the entry up again: an earlier limit on the same key
 			// may have created or deleted it.
-			e := st.Lookup(limits[i].key, c.nowMs)
-			applyTAT(st, limits[i].key, e, c.nowMs, limits[i].res)
+			e, live := st.LookupAny(limits[i].key, c.nowMs)
+			applyTAT(st, limits[i].key, e, live, c.nowMs, limits[i].res)
 		}
 	}
 	c.WriteArray(len(limits) + 1)

@@ -174,6 +174,41 @@ func (s *Store) Lookup(key []byte, nowMs int64) *Entry {
 	return e
 }
 
+// LookupAny is Lookup for a command that is about to overwrite the value:
+// it returns the entry even when it has expired (live false) instead of
+// deleting it, so that the caller can reuse it with Reuse — no map delete,
+// re-insert and allocation, which is what a rate limiter whose keys expire
+// between bursts pays on almost every call. An expired entry the caller
+// does not reuse stays logically absent and is reclaimed later. Requires
+// key's shard held.
+func (s *Store) LookupAny(key []byte, nowMs int64) (e *Entry, live bool) {
+	sh, _ := s.locate(key)
+	e = sh.data[string(key)]
+	if e == nil {
+		s.misses.Add(1)
+		return nil, false
+	}
+	if e.expireAt != 0 && e.expireAt <= nowMs {
+		s.misses.Add(1)
+		return e, false
+	}
+	s.hits.Add(1)
+	return e, true
+}
+
+// Reuse turns e, the expired entry of key returned by LookupAny, into a
+// new empty entry, as if the old key had been deleted and a new one
+// created: the expiry is counted and WATCHers see a change. Its old
+// deadline stays until the caller sets the new one with SetExpire, which
+// it must do before unlocking. Requires key's shard held.
+func (s *Store) Reuse(key []byte, e *Entry) {
+	sh, _ := s.locate(key)
+	e.kind, e.isNum, e.num, e.str, e.obj = KindNone, false, 0, nil, nil
+	s.expiredKeys.Add(1)
+	sh.touch(key)
+	s.dirty.Add(1)
+}
+
 // Peek is Lookup without touching hit/miss statistics or deleting an
 // expired key: for introspection (TYPE of SCAN, DEBUG) and WATCH.
 // Requires key's shard held.
