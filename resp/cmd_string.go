@@ -274,6 +274,7 @@ func (c *Conn) setGeneric(key, val []byte, o setOpts, name string, intReply bool
 	case o.flags&setKeepTTL == 0:
 		st.SetExpire(key, e, 0)
 	}
+	c.noteWritten(e)
 	switch {
 	case o.flags&setGet != 0:
 	case intReply:
@@ -442,6 +443,7 @@ func (c *Conn) incrBy(key []byte, by int64) {
 	if e == nil {
 		e, _ = st.Put(key, c.nowMs)
 		e.SetInt(by)
+		c.noteWritten(e)
 		c.WriteInt(by)
 		return
 	}
@@ -461,15 +463,16 @@ func (c *Conn) incrBy(key []byte, by int64) {
 	v += by
 	e.SetInt(v)
 	st.Touched(key)
+	c.noteWritten(e)
 	c.WriteInt(v)
 }
 
 // INCRBYFLOAT key increment
 //
-// The value and the increment are parsed as Redis's string2ld
-// (ParseLongDouble) and the result is stored as Redis formats it
-// (AppendLongDouble), keeping the key's deadline. num.go documents where
-// float64 arithmetic shows in the last digits.
+// The value and the increment are checked as Redis's string2ld
+// (ParseLongDouble); the sum is computed and formatted as Redis's 80-bit
+// long double arithmetic does (AppendLongDoubleSum), keeping the key's
+// deadline.
 func cmdIncrbyfloat(c *Conn, args [][]byte) {
 	key := args[1]
 	e, ok := c.lookupString(key)

@@ -93,8 +93,9 @@ func readTAT(st *shards.Store, key []byte, nowMs int64) (e *shards.Entry, live b
 // applyTAT stores the outcome of an allowed call: the new TAT with a TTL of
 // res.TTL truncated to milliseconds, or the key's removal after a full
 // refund. e and live come from readTAT: the entry (live or expired) is
-// written in place, so the common case costs one map lookup, not two.
-func applyTAT(st *shards.Store, key []byte, e *shards.Entry, live bool, nowMs int64, res gcra.Result) {
+// written in place, so the common case costs one map lookup, not two. It
+// returns the written entry (nil if none).
+func applyTAT(st *shards.Store, key []byte, e *shards.Entry, live bool, nowMs int64, res gcra.Result) *shards.Entry {
 	switch {
 	case res.Write:
 		switch {
@@ -107,9 +108,11 @@ func applyTAT(st *shards.Store, key []byte, e *shards.Entry, live bool, nowMs in
 		}
 		e.SetInt(res.NewTAT)
 		st.SetExpire(key, e, nowMs+res.TTL/1e6)
+		return e
 	case res.Delete:
 		st.Delete(key, nowMs)
 	}
+	return nil
 }
 
 func (c *Conn) writeThrottle(r gcra.Result) {
@@ -163,7 +166,9 @@ func (c *Conn) throttle(args [][]byte, peek bool) {
 		c.WriteError(cellError(err))
 		return
 	}
-	applyTAT(st, key, e, live, c.nowMs, res)
+	if w := applyTAT(st, key, e, live, c.nowMs, res); w != nil {
+		c.noteWritten(w)
+	}
 	c.writeThrottle(res)
 }
 

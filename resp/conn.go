@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"github.com/ratekv/ratekv/shards"
 	"bytes"
 	"errors"
 	"fmt"
@@ -64,6 +65,10 @@ type Conn struct {
 	recBuf     []byte
 	valBuf     []byte
 	replaying  bool // replaying the log at start-up: journal nothing
+	// written is the entry a single-key write command left its key as,
+	// when the handler says so (noteWritten); the journal's image of the
+	// key then needs no second lookup. Reset before every command.
+	written *shards.Entry
 
 	mu      sync.Mutex // guards name, libName, libVer
 	name    string
@@ -294,6 +299,7 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 	var before uint64
 	if journal {
 		before = c.changeCount()
+		c.written = nil
 	}
 	func() {
 		defer c.recoverPanic(cmd)
@@ -306,6 +312,14 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 	c.statCalls++
 	if c.cmdFailed {
 		cmd.failed.Add(1)
+	}
+}
+
+// noteWritten tells the journal that e is now the live entry of the
+// command's only key (see Conn.written).
+func (c *Conn) noteWritten(e *shards.Entry) {
+	if c.srv.journal != nil {
+		c.written = e
 	}
 }
 

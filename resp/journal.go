@@ -121,7 +121,12 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 	var num [20]byte
 	for _, i := range idx {
 		key := args[i]
-		e := st.Peek(key, c.nowMs)
+		var e *shards.Entry
+		if c.written != nil && len(idx) == 1 {
+			e = c.written // the handler's entry: saves a second map lookup
+		} else {
+			e = st.Peek(key, c.nowMs)
+		}
 		switch {
 		case e == nil:
 			c.journalAppend(bDEL, key)
