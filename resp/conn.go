@@ -1,10 +1,10 @@
 package resp
 
 import (
-	"github.com/ratekv/ratekv/shards"
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/ratekv/ratekv/shards"
 	"io"
 	"net"
 	"runtime/debug"
