@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/ratekv/ratekv/shards"
 	"io"
 	"net"
 	"runtime/debug"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratekv/ratekv/shards"
 )
 
 // Conn is one client connection. Its fields are owned by the connection's
