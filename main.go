@@ -120,7 +120,14 @@ func run(args []string) int {
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Warn("connections did not finish in time", "err", err)
 	}
-	if err := mgr.Close(); err != nil {
+	mode := persist.SaveAsConfigured
+	switch srv.ShutdownSave() {
+	case -1:
+		mode = persist.SaveNever
+	case 1:
+		mode = persist.SaveAlways
+	}
+	if err := mgr.CloseSave(mode); err != nil {
 		log.Error("persisting the data at shutdown failed", "err", err)
 		return 1
 	}

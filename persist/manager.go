@@ -974,7 +974,26 @@ func (m *Manager) Stats() Stats {
 // abandoned unless it is already switching files), takes a final snapshot
 // when save rules are set (as Redis does at shutdown), and writes, fsyncs
 // and closes the log. Call it after the server stopped serving.
-func (m *Manager) Close() error {
+func (m *Manager) Close() error { return m.CloseSave(SaveAsConfigured) }
+
+// SaveMode says whether closing takes a final snapshot (SHUTDOWN's
+// SAVE/NOSAVE).
+type SaveMode int
+
+// Save modes for CloseSave.
+const (
+	// SaveAsConfigured saves when the save rules are set, as Redis does on
+	// a plain SHUTDOWN or SIGTERM.
+	SaveAsConfigured SaveMode = iota
+	// SaveNever skips the final snapshot (SHUTDOWN NOSAVE); the log is
+	// still flushed and fsynced.
+	SaveNever
+	// SaveAlways saves even without save rules (SHUTDOWN SAVE).
+	SaveAlways
+)
+
+// CloseSave is Close with an explicit choice about the final snapshot.
+func (m *Manager) CloseSave(mode SaveMode) error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -986,7 +1005,14 @@ func (m *Manager) Close() error {
 	m.cancel()
 	m.jobs.Wait()
 	var errs []error
-	if len(saveRules(m.cfg.Get("save"))) > 0 {
+	save := len(saveRules(m.cfg.Get("save"))) > 0
+	switch mode {
+	case SaveNever:
+		save = false
+	case SaveAlways:
+		save = true
+	}
+	if save {
 		m.logger.Info("saving the final snapshot before exiting", "file", m.dumpPath)
 		if err := m.saveDump(context.Background(), false); err != nil {
 			errs = append(errs, fmt.Errorf("final snapshot: %w", err))

@@ -549,3 +549,30 @@ func TestNoTemporaryFilesLeft(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, bytes.HasPrefix(data, []byte("RATEKV")))
 }
+
+// TestCloseSaveModes: SHUTDOWN NOSAVE skips the final snapshot despite save
+// rules, SHUTDOWN SAVE takes one without them, a plain close follows the
+// rules.
+func TestCloseSaveModes(t *testing.T) {
+	for i, tt := range []struct {
+		save     string
+		mode     SaveMode
+		wantDump bool
+	}{
+		{"3600 1", SaveAsConfigured, true},
+		{"3600 1", SaveNever, false},
+		{"", SaveAsConfigured, false},
+		{"", SaveAlways, true},
+	} {
+		dir := t.TempDir()
+		cfg := testConfig(t, dir, "appendonly", "no", "save", tt.save)
+		f := newFakeServer(newClock())
+		require.NoError(t, f.open(t, cfg))
+		f.exec(t, "SET", "a", "1")
+		require.NoError(t, f.m.CloseSave(tt.mode))
+		_, err := os.Stat(filepath.Join(dir, cfg.Get("dbfilename")))
+		if gotDump := err == nil; gotDump != tt.wantDump {
+			t.Errorf("step %d (save %q, mode %d): dump written %v, want %v", i, tt.save, tt.mode, gotDump, tt.wantDump)
+		}
+	}
+}

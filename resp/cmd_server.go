@@ -859,9 +859,10 @@ func parseShutdown(opts [][]byte) (shutdownOpts, bool) {
 //
 // The server stops accepting, lets every connection finish its batch and
 // exits (main waits on ShutdownRequested). As in Redis, the client gets no
-// reply: its connection is closed. There is nothing to save yet, so SAVE
-// and NOSAVE behave alike; ABORT finds no shutdown in progress, since a
-// requested shutdown starts at once.
+// reply: its connection is closed. NOSAVE skips the final snapshot even
+// with save rules set, SAVE takes one even without (the append-only log is
+// flushed and fsynced either way); ABORT finds no shutdown in progress,
+// since a requested shutdown starts at once.
 func cmdShutdown(c *Conn, args [][]byte) {
 	o, ok := parseShutdown(args[1:])
 	if !ok {
@@ -877,7 +878,14 @@ func cmdShutdown(c *Conn, args [][]byte) {
 		return
 	}
 	c.srv.log.Warn("user requested shutdown", "id", c.id, "addr", c.addr)
-	c.srv.requestShutdown()
+	save := 0
+	switch {
+	case o.noSave:
+		save = -1
+	case o.save:
+		save = 1
+	}
+	c.srv.requestShutdown(save)
 	c.closeAfter = true
 }
 

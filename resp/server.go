@@ -34,14 +34,15 @@ type Server struct {
 	idleTimeout atomic.Int64
 	password    atomic.Pointer[string]
 
-	mu        sync.Mutex
-	conns     map[int64]*Conn
-	listeners []net.Listener
-	nextID    atomic.Int64
-	closing   atomic.Bool
-	wg        sync.WaitGroup
-	shutdown  chan struct{} // closed when SHUTDOWN is requested
-	shutOnce  sync.Once
+	mu           sync.Mutex
+	conns        map[int64]*Conn
+	listeners    []net.Listener
+	nextID       atomic.Int64
+	closing      atomic.Bool
+	wg           sync.WaitGroup
+	shutdown     chan struct{} // closed when SHUTDOWN is requested
+	shutOnce     sync.Once
+	shutdownSave atomic.Int32 // see ShutdownSave
 
 	totalConns    atomic.Int64
 	rejectedConns atomic.Int64
@@ -231,8 +232,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // ShutdownRequested is closed when a client sends SHUTDOWN.
 func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
 
-func (s *Server) requestShutdown() {
-	s.shutOnce.Do(func() { close(s.shutdown) })
+// ShutdownSave reports what the SHUTDOWN command asked about the final
+// snapshot: 0 as configured, -1 NOSAVE, 1 SAVE.
+func (s *Server) ShutdownSave() int { return int(s.shutdownSave.Load()) }
+
+func (s *Server) requestShutdown(save int) {
+	s.shutOnce.Do(func() {
+		s.shutdownSave.Store(int32(save))
+		close(s.shutdown)
+	})
 }
 
 // countError records an error reply under its first word (errorstats).
