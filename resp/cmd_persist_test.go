@@ -393,10 +393,7 @@ func TestRecordKeys(t *testing.T) {
 // The same RESTORE mistakes get the same replies from redis-server, byte
 // for byte (set RATEKV_REDIS_ADDR, as for TestDiffRedis).
 func TestDiffRedisRestoreErrors(t *testing.T) {
-	addr := os.Getenv("RATEKV_REDIS_ADDR")
-	if addr == "" {
-		t.Skip("RATEKV_REDIS_ADDR is not set: no redis-server to compare with")
-	}
+	addr := redisAddr(t)
 	ts := newTestServer(t)
 	real, ours := dialRaw(t, addr), ts.raw(t)
 	for _, r := range []*rawConn{real, ours} {

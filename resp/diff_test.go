@@ -1,11 +1,8 @@
 package resp
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,24 +37,21 @@ import (
 const diffCommandsRandom = 4000
 
 func TestDiffRedis(t *testing.T) {
-	addr := os.Getenv("RATEKV_REDIS_ADDR")
-	if addr == "" {
-		t.Skip("RATEKV_REDIS_ADDR is not set: no redis-server to compare with")
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("RATEKV_DIFF_SEED"); s != "" {
-		var err error
-		seed, err = strconv.ParseUint(s, 10, 64)
-		require.NoError(t, err)
-	}
-	t.Logf("seed %d (RATEKV_DIFF_SEED=%d replays it)", seed, seed)
+	addr := redisAddr(t)
+	seed := diffSeed(t, "RATEKV_DIFF_SEED")
 
 	ts := newTestServer(t)
 	start := time.Now()
 	hasZset := commands["zadd"] != nil
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
-			d := &differ{t: t, start: start, real: dialRaw(t, addr), ours: ts.raw(t)}
+			d := &differ{t: t, real: dialRaw(t, addr), ours: ts.raw(t), maxFails: 30,
+				normalize: func(args []string, have, want string) (string, string) {
+					if timeClose(start, args[0], have, want) {
+						return want, want
+					}
+					return have, want
+				}}
 			for _, r := range []*rawConn{d.real, d.ours} {
 				require.Equal(t, "+OK\r\n", r.do("FLUSHALL"))
 				if proto == 3 {
@@ -95,43 +89,10 @@ func TestDiffRedis(t *testing.T) {
 	}
 }
 
-// dialRaw connects to addr for raw request/reply exchanges.
-func dialRaw(t *testing.T, addr string) *rawConn {
-	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	require.NoError(t, err)
-	t.Cleanup(func() { nc.Close() })
-	return &rawConn{t: t, nc: nc, rd: bufio.NewReader(nc)}
-}
-
-// differ sends each command to both servers and compares the replies.
-type differ struct {
-	t          *testing.T
-	start      time.Time
-	real, ours *rawConn
-	steps      int
-	failures   int
-}
-
-func (d *differ) check(args []string) {
-	d.t.Helper()
-	d.steps++
-	want := d.real.do(args...)
-	have := d.ours.do(args...)
-	if have == want || d.timeClose(args[0], have, want) {
-		return
-	}
-	d.failures++
-	d.t.Errorf("step %d: %q\n  redis:  %q\n  ratekv: %q", d.steps, args, want, have)
-	if d.failures >= 30 {
-		d.t.FailNow()
-	}
-}
-
 // timeClose reports whether the replies of a time-reporting command differ
 // only by the time elapsed since the test started: both integers, equal if
 // either is a -1/-2 marker.
-func (d *differ) timeClose(cmd, have, want string) bool {
+func timeClose(start time.Time, cmd, have, want string) bool {
 	var secs bool
 	switch strings.ToLower(cmd) {
 	case "ttl", "expiretime":
@@ -145,7 +106,7 @@ func (d *differ) timeClose(cmd, have, want string) bool {
 	if err1 != nil || err2 != nil || h < 0 || w < 0 {
 		return false
 	}
-	slack := time.Since(d.start).Milliseconds() + 50
+	slack := time.Since(start).Milliseconds() + 50
 	if secs {
 		slack = slack/1000 + 2
 	}
