@@ -44,57 +44,13 @@ SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
 OUT=${OUT:-$ROOT/bench/results/memory.md}
 
-log() { printf '[memory] %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
+LOG_PREFIX=memory
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ratekv-memory.XXXXXX")
-SERVER_PID=""
-stop_server() {
-	if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-		kill "$SERVER_PID" 2>/dev/null || true
-		for _ in $(seq 50); do
-			kill -0 "$SERVER_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$SERVER_PID" 2>/dev/null || true
-		wait "$SERVER_PID" 2>/dev/null || true
-	fi
-	SERVER_PID=""
-}
-cleanup() {
-	stop_server
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
-
-if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
-	log "redis-server/redis-cli not found: installing with apt-get"
-	SUDO=""
-	[[ $(id -u) -eq 0 ]] || SUDO=sudo
-	timeout 600 $SUDO apt-get update -qq >&2 || die "apt-get update failed"
-	timeout 600 $SUDO apt-get install -y -qq redis-server redis-tools >&2 || die "apt-get install redis-server failed"
-fi
-PIN_SERVER=()
-PIN_CLIENT=()
-if command -v taskset >/dev/null && (($(nproc) >= 2)); then
-	PIN_SERVER=(taskset -c "$SERVER_CORE")
-	PIN_CLIENT=(taskset -c "$CLIENT_CORE")
-fi
-
-cd "$ROOT"
-log "building bench/loadgen"
-timeout 300 go build -o "$TMP/loadgen" ./bench/loadgen || die "loadgen does not build"
-HAVE_RATEKV=0
 NOTES=()
-if [[ " $SERVERS " == *" ratekv "* ]]; then
-	log "building ratekv"
-	if timeout 300 go build -o "$TMP/ratekv" . 2>"$TMP/ratekv-build.log"; then
-		HAVE_RATEKV=1
-	else
-		NOTES+=("ratekv skipped: \`go build .\` failed: $( (grep -v '^#' "$TMP/ratekv-build.log" || true) | head -n 1 | cut -c1-120)")
-	fi
-fi
+build_tools
+[[ -z $RATEKV_NOTE ]] || NOTES+=("$RATEKV_NOTE")
 
 # info_field PORT FIELD -> value from INFO memory
 info_field() {
