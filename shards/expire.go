@@ -55,8 +55,8 @@ func (s *Store) expireSampleLocked(sh *Shard, nowMs int64) (sampled, expired int
 		}
 	}
 	if expired > 0 {
-		s.expiredKeys.Add(int64(expired))
-		s.dirty.Add(int64(expired))
+		sh.expiredKeys.Add(int64(expired))
+		sh.dirty.Add(int64(expired))
 	}
 	return sampled, expired
 }

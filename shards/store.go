@@ -31,11 +31,6 @@ type Store struct {
 	shift  uint
 	now    func() int64
 
-	dirty       atomic.Int64 // changes since the last snapshot (rdb_changes_since_last_save)
-	expiredKeys atomic.Int64 // keys removed because their deadline passed
-	hits        atomic.Int64
-	misses      atomic.Int64
-
 	stopExpire chan struct{}
 	expireDone chan struct{}
 }
@@ -55,8 +50,16 @@ type Shard struct {
 	volatile map[string]struct{} // keys with a deadline, sampled by active expiry
 	watched  map[string]*watchState
 	count    int
-	changes  uint64   // writes to this shard's keys, see Changes
-	_        [32]byte // keep neighbouring shards' locks off one cache line
+	changes  uint64 // writes to this shard's keys, see Changes
+
+	// Counters for INFO and the save rules, kept per shard so that cores
+	// working on different shards never write the same cache line; the
+	// Store's accessors sum them.
+	dirty       atomic.Int64 // changes since the last snapshot (rdb_changes_since_last_save)
+	expiredKeys atomic.Int64 // keys removed because their deadline passed
+	hits        atomic.Int64
+	misses      atomic.Int64
+	_           [32]byte // keep neighbouring shards' locks off one cache line
 }
 
 // New returns an empty store.
@@ -160,17 +163,17 @@ func (s *Store) Lookup(key []byte, nowMs int64) *Entry {
 	sh, _ := s.locate(key)
 	e := sh.data[string(key)]
 	if e == nil {
-		s.misses.Add(1)
+		sh.misses.Add(1)
 		return nil
 	}
 	if e.expireAt != 0 && e.expireAt <= nowMs {
 		sh.remove(e)
-		s.expiredKeys.Add(1)
-		s.dirty.Add(1)
-		s.misses.Add(1)
+		sh.expiredKeys.Add(1)
+		sh.dirty.Add(1)
+		sh.misses.Add(1)
 		return nil
 	}
-	s.hits.Add(1)
+	sh.hits.Add(1)
 	return e
 }
 
@@ -185,14 +188,14 @@ func (s *Store) LookupAny(key []byte, nowMs int64) (e *Entry, live bool) {
 	sh, _ := s.locate(key)
 	e = sh.data[string(key)]
 	if e == nil {
-		s.misses.Add(1)
+		sh.misses.Add(1)
 		return nil, false
 	}
 	if e.expireAt != 0 && e.expireAt <= nowMs {
-		s.misses.Add(1)
+		sh.misses.Add(1)
 		return e, false
 	}
-	s.hits.Add(1)
+	sh.hits.Add(1)
 	return e, true
 }
 
@@ -204,9 +207,9 @@ func (s *Store) LookupAny(key []byte, nowMs int64) (e *Entry, live bool) {
 func (s *Store) Reuse(key []byte, e *Entry) {
 	sh, _ := s.locate(key)
 	e.kind, e.isNum, e.num, e.str, e.obj = KindNone, false, 0, nil, nil
-	s.expiredKeys.Add(1)
+	sh.expiredKeys.Add(1)
 	sh.touch(key)
-	s.dirty.Add(1)
+	sh.dirty.Add(1)
 }
 
 // Peek is Lookup without touching hit/miss statistics or deleting an
@@ -230,7 +233,7 @@ func (s *Store) Put(key []byte, nowMs int64) (e *Entry, existed bool) {
 	e = sh.data[string(key)]
 	if e != nil && e.expireAt != 0 && e.expireAt <= nowMs {
 		sh.remove(e)
-		s.expiredKeys.Add(1)
+		sh.expiredKeys.Add(1)
 		e = nil
 	}
 	if e == nil {
@@ -240,7 +243,7 @@ func (s *Store) Put(key []byte, nowMs int64) (e *Entry, existed bool) {
 		existed = true
 	}
 	sh.touch(key)
-	s.dirty.Add(1)
+	sh.dirty.Add(1)
 	return e, existed
 }
 
@@ -250,7 +253,7 @@ func (s *Store) Put(key []byte, nowMs int64) (e *Entry, existed bool) {
 func (s *Store) Touched(key []byte) {
 	sh, _ := s.locate(key)
 	sh.touch(key)
-	s.dirty.Add(1)
+	sh.dirty.Add(1)
 }
 
 // SetExpire sets the deadline of e, the entry of key, to atMs (Unix ms; 0
@@ -267,7 +270,7 @@ func (s *Store) SetExpire(key []byte, e *Entry, atMs int64) {
 	}
 	e.expireAt = atMs
 	sh.touch(key)
-	s.dirty.Add(1)
+	sh.dirty.Add(1)
 }
 
 // Delete removes key and reports whether it existed (an expired key counts
@@ -280,10 +283,10 @@ func (s *Store) Delete(key []byte, nowMs int64) bool {
 	}
 	sh.remove(e)
 	if e.expireAt != 0 && e.expireAt <= nowMs {
-		s.expiredKeys.Add(1)
+		sh.expiredKeys.Add(1)
 		return false
 	}
-	s.dirty.Add(1)
+	sh.dirty.Add(1)
 	return true
 }
 
@@ -311,7 +314,7 @@ func (s *Store) Rename(src, dst []byte, nowMs int64) bool {
 		sh.volatile[string(dst)] = struct{}{}
 	}
 	sh.touch(dst)
-	s.dirty.Add(1)
+	sh.dirty.Add(1)
 	return true
 }
 
@@ -339,7 +342,7 @@ func (s *Store) Flush() {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		if sh.count > 0 {
-			s.dirty.Add(int64(sh.count))
+			sh.dirty.Add(int64(sh.count))
 		}
 		sh.data = make(map[string]*Entry)
 		for j := range sh.slotHead {
@@ -418,10 +421,20 @@ func (s *Store) RandomKey(nowMs int64) []byte {
 }
 
 // Dirty returns the number of changes since the counter was last reset.
-func (s *Store) Dirty() int64 { return s.dirty.Load() }
+func (s *Store) Dirty() int64 {
+	var n int64
+	for i := range s.shards {
+		n += s.shards[i].dirty.Load()
+	}
+	return n
+}
 
 // ResetDirty sets the change counter back to zero (after a snapshot).
-func (s *Store) ResetDirty() { s.dirty.Store(0) }
+func (s *Store) ResetDirty() {
+	for i := range s.shards {
+		s.shards[i].dirty.Store(0)
+	}
+}
 
 // Stats are keyspace counters for INFO.
 type Stats struct {
@@ -430,12 +443,22 @@ type Stats struct {
 
 // Stats returns the keyspace counters.
 func (s *Store) Stats() Stats {
-	return Stats{s.expiredKeys.Load(), s.hits.Load(), s.misses.Load()}
+	var st Stats
+	for i := range s.shards {
+		sh := &s.shards[i]
+		st.ExpiredKeys += sh.expiredKeys.Load()
+		st.Hits += sh.hits.Load()
+		st.Misses += sh.misses.Load()
+	}
+	return st
 }
 
 // ResetStats zeroes the counters CONFIG RESETSTAT clears.
 func (s *Store) ResetStats() {
-	s.expiredKeys.Store(0)
-	s.hits.Store(0)
-	s.misses.Store(0)
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.expiredKeys.Store(0)
+		sh.hits.Store(0)
+		sh.misses.Store(0)
+	}
 }
