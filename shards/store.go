@@ -231,15 +231,18 @@ func (s *Store) Peek(key []byte, nowMs int64) *Entry {
 func (s *Store) Put(key []byte, nowMs int64) (e *Entry, existed bool) {
 	sh, j := s.locate(key)
 	e = sh.data[string(key)]
-	if e != nil && e.expireAt != 0 && e.expireAt <= nowMs {
-		sh.remove(e)
-		sh.expiredKeys.Add(1)
-		e = nil
-	}
-	if e == nil {
+	switch {
+	case e == nil:
 		e = &Entry{}
 		sh.link(key, j, e)
-	} else {
+	case e.expireAt != 0 && e.expireAt <= nowMs:
+		// An expired key is replaced in place, as by Reuse, and starts
+		// without a deadline: no map delete, re-insert or allocation.
+		s.Reuse(key, e)
+		delete(sh.volatile, e.key)
+		e.expireAt = 0
+		return e, false
+	default:
 		existed = true
 	}
 	sh.touch(key)
