@@ -81,7 +81,7 @@ func (f *fakeServer) apply(args [][]byte) error {
 	switch strings.ToUpper(string(args[0])) {
 	case "SET":
 		e, _ := f.st.Put(args[1], nowMs)
-		e.SetBytes(args[2])
+		f.st.SetBytes(args[1], e, args[2])
 		at := int64(0)
 		if len(args) == 5 {
 			at, _ = strconv.ParseInt(string(args[4]), 10, 64)
@@ -89,7 +89,11 @@ func (f *fakeServer) apply(args [][]byte) error {
 		f.st.SetExpire(args[1], e, at)
 	case "APPEND":
 		e, _ := f.st.Put(args[1], nowMs)
-		e.SetBytes(append(e.AppendBytes(nil), args[2]...))
+		var old []byte
+		if e.Kind() == shards.KindString { // a new entry (KindNone) has no bytes
+			old = f.st.AppendBytes(nil, e)
+		}
+		f.st.SetBytes(args[1], e, append(old, args[2]...))
 	case "MDEL":
 		for _, k := range args[1:] {
 			f.st.Delete(k, nowMs)
@@ -147,7 +151,7 @@ func (f *fakeServer) contents() map[string]string {
 	f.st.LockAll()
 	defer f.st.UnlockAll()
 	f.st.Each(f.clock.Load()/1e6, func(k []byte, e *shards.Entry) bool {
-		out[string(k)] = fmt.Sprintf("%q@%d", e.AppendBytes(nil), e.ExpireAt())
+		out[string(k)] = fmt.Sprintf("%q@%d", f.st.AppendBytes(nil, e), e.ExpireAt())
 		return true
 	})
 	return out

@@ -31,12 +31,12 @@ func writeTestSnapshot(t testing.TB, path string, keys int, records [][]byte) (m
 		k := []byte(fmt.Sprintf("key:%d", i))
 		st.Lock(0)
 		e, _ := st.Put(k, 0)
-		e.SetInt(int64(i * 1000))
+		st.SetInt(e, int64(i*1000))
 		if i%3 == 0 {
 			st.SetExpire(k, e, 1_800_000_000_000+int64(i))
 		}
-		block = shards.AppendRecord(block, string(k), e)
-		want[string(k)] = snapEntry{string(shards.AppendValue(nil, e)), e.ExpireAt()}
+		block = st.AppendRecord(block, k, e)
+		want[string(k)] = snapEntry{string(st.AppendValue(nil, e)), e.ExpireAt()}
 		st.Unlock(0)
 		n++
 		if n == 7 { // several key blocks
@@ -71,7 +71,7 @@ func readTestSnapshot(data []byte) (map[string]snapEntry, []byte, snapshotInfo, 
 			st.Lock(0)
 			defer st.Unlock(0)
 			st.Restore(key, v, 0, 0)
-			got[string(key)] = snapEntry{string(shards.AppendValue(nil, st.Peek(key, 0))), exp}
+			got[string(key)] = snapEntry{string(st.AppendValue(nil, st.Peek(key, 0))), exp}
 			return nil
 		},
 		records: func(data []byte, n int) error {

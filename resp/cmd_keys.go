@@ -18,12 +18,14 @@ import (
 // the key on the spot (and still replies 1). TTL rounds to the nearest
 // second as Redis does.
 //
-// SCAN's cursor is a hash slot number (see shards.Store.Scan), not Redis's
-// reverse-binary table cursor: both are opaque to clients, and a slot
-// cursor keeps the guarantee that a full iteration returns every key that
-// was present throughout. Cursors are parsed with strtoul's rules as in
-// Redis, so any cursor Redis accepts is accepted; one past the last slot
-// ends the iteration.
+// SCAN's cursor is a shard index (high 32 bits) and a hash position
+// within that shard (see shards.Store.Scan), not Redis's reverse-binary
+// table cursor: both are opaque to clients, and a hash-range cursor keeps
+// the guarantee that a full iteration returns every key that was present
+// throughout, even when a shard's index grows between calls. Keys come in
+// no particular order (nor do they in Redis). Cursors are parsed with
+// strtoul's rules as in Redis, so any cursor Redis accepts is accepted;
+// one naming a shard past the last ends the iteration.
 //
 // Options are matched as Redis matches them, with strcasecmp on the C
 // string: an argument is cut at its first NUL byte before comparing (see

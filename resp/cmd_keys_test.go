@@ -49,7 +49,7 @@ func putOtherKind(t testing.TB, ts *testServer, key string, k shards.Kind) {
 	st.Lock(i)
 	defer st.Unlock(i)
 	e, _ := st.Put([]byte(key), st.Now()/1e6)
-	e.SetObject(k, nil)
+	st.SetObject([]byte(key), e, k, nil)
 }
 
 const (
@@ -263,7 +263,8 @@ func TestScanErrors(t *testing.T) {
 		14: {a("SCAN", "0", "COUNT", "x", "FOO"), errReply(errNotInt)},
 		15: {a("SCAN", "0", "FOO", "bar", "COUNT", "x"), errReply(errSyntax)},
 		16: {a("SCAN"), errReply("ERR wrong number of arguments for 'scan' command")},
-		// Cursors Redis accepts: empty, signed, past the end.
+		// Cursors Redis accepts: empty, signed, past the end (a cursor's high
+		// 32 bits name a shard; -1 names one past the last).
 		17: {a("SCAN", ""), "*2\r\n$1\r\n0\r\n*0\r\n"},
 		18: {a("SCAN", "-1"), "*2\r\n$1\r\n0\r\n*0\r\n"},
 		19: {a("SCAN", "+16384", "count", "5", "MATCH", "*", "type", "string"), "*2\r\n$1\r\n0\r\n*0\r\n"},
@@ -376,6 +377,12 @@ func TestScanIteration(t *testing.T) {
 	require.NoError(t, err)
 	require.NotZero(t, cursor)
 	require.GreaterOrEqual(t, len(keys), 5)
+
+	// A cursor naming a shard past the last ends the iteration.
+	keys, cursor, err = rdb.Scan(ctx, uint64(ts.store.NumShards())<<32, "", 1000).Result()
+	require.NoError(t, err)
+	require.Zero(t, cursor)
+	require.Empty(t, keys)
 }
 
 func TestRandomkey(t *testing.T) {

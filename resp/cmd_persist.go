@@ -32,7 +32,7 @@ func init() {
 		&Command{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdRestore,
 			Summary: "Creates a key from the serialized representation of a value.", Group: "generic"},
 	)
-	dumpValue = shards.AppendDump
+	dumpValue = (*shards.Store).AppendDump
 }
 
 // SetPersistence attaches the persistence manager SAVE, BGSAVE,
@@ -124,7 +124,7 @@ func cmdDump(c *Conn, args [][]byte) {
 		c.WriteNull()
 		return
 	}
-	c.valBuf = shards.AppendDump(c.valBuf[:0], e)
+	c.valBuf = c.srv.store.AppendDump(c.valBuf[:0], e)
 	c.WriteBulk(c.valBuf)
 }
 

@@ -94,11 +94,26 @@ func state(t *testing.T, c *redis.Client) []string {
 	return out
 }
 
+// dumpOf returns the DUMP payload of the value set puts into an entry of a
+// scratch store.
+func dumpOf(set func(st *shards.Store, key []byte, e *shards.Entry)) []byte {
+	st := shards.New(shards.Options{Shards: 1})
+	st.Lock(0)
+	defer st.Unlock(0)
+	key := []byte("k")
+	e, _ := st.Put(key, 0)
+	set(st, key, e)
+	return st.AppendDump(nil, e)
+}
+
 // objectPayload returns the DUMP payload of an object value.
 func objectPayload(k shards.Kind, obj any) string {
-	e := &shards.Entry{}
-	e.SetObject(k, obj)
-	return string(shards.AppendDump(nil, e))
+	return string(dumpOf(func(st *shards.Store, key []byte, e *shards.Entry) { st.SetObject(key, e, k, obj) }))
+}
+
+// stringPayload returns the DUMP payload of a string value.
+func stringPayload(s string) []byte {
+	return dumpOf(func(st *shards.Store, key []byte, e *shards.Entry) { st.SetBytes(key, e, []byte(s)) })
 }
 
 func TestPersistRestartRestoresEveryWrite(t *testing.T) {
@@ -242,9 +257,7 @@ func TestRestoreErrors(t *testing.T) {
 	ts := newTestServer(t)
 	r := ts.raw(t)
 	require.Equal(t, "+OK\r\n", r.do("SET", "k", "v"))
-	e := &shards.Entry{}
-	e.SetBytes([]byte("v"))
-	good := string(shards.AppendDump(nil, e))
+	good := string(stringPayload("v"))
 	badCRC := good[:len(good)-1] + string(good[len(good)-1]^1)
 	redisPayload := "\x00\x05hello\x0b\x00\x94\x0e\x07\x84\xbe\xd9\x1d\x04"
 	for i, tt := range []struct {
@@ -286,9 +299,7 @@ func TestRestoreBadDataFormat(t *testing.T) {
 // sealDump adds the DUMP footer to a value body, via a round trip through
 // a valid payload: the footer layout is the codec's business.
 func sealDump(body []byte) []byte {
-	e := &shards.Entry{}
-	e.SetBytes([]byte("x"))
-	p := shards.AppendDump(nil, e)
+	p := stringPayload("x")
 	footer := p[len(p)-7 : len(p)-4]
 	out := append(append([]byte{}, body...), footer...)
 	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, crc32.MakeTable(crc32.Castagnoli)))

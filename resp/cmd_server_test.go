@@ -64,7 +64,7 @@ func svPut(t testing.TB, ts *testServer, key string, ttl time.Duration) {
 	defer st.Unlock(i)
 	nowMs := st.Now() / 1e6
 	e, _ := st.Put(k, nowMs)
-	e.SetBytes([]byte("v"))
+	st.SetBytes(k, e, []byte("v"))
 	if ttl > 0 {
 		st.SetExpire(k, e, nowMs+ttl.Milliseconds())
 	}

@@ -83,10 +83,11 @@ func (c *Conn) lookupString(key []byte) (e *shards.Entry, ok bool) {
 // writeStringEntry writes the value of the string entry e as a bulk string,
 // formatting it straight into the output buffer.
 func (c *Conn) writeStringEntry(e *shards.Entry) {
+	st := c.srv.store
 	c.out = append(c.out, '$')
-	c.out = strconv.AppendInt(c.out, int64(e.Len()), 10)
+	c.out = strconv.AppendInt(c.out, int64(st.StrLen(e)), 10)
 	c.out = append(c.out, '\r', '\n')
-	c.out = e.AppendBytes(c.out)
+	c.out = st.AppendBytes(c.out, e)
 	c.out = append(c.out, '\r', '\n')
 }
 
@@ -267,7 +268,7 @@ func (c *Conn) setGeneric(key, val []byte, o setOpts, name string, intReply bool
 		}
 	}
 	e, _ := st.Put(key, c.nowMs)
-	e.SetBytes(val)
+	st.SetBytes(key, e, val)
 	switch {
 	case o.flags&setExpireAny != 0:
 		st.SetExpire(key, e, at)
@@ -347,7 +348,7 @@ func cmdGetset(c *Conn, args [][]byte) {
 	}
 	st := c.srv.store
 	e, _ = st.Put(args[1], c.nowMs)
-	e.SetBytes(args[2])
+	st.SetBytes(args[1], e, args[2])
 	st.SetExpire(args[1], e, 0)
 }
 
@@ -400,7 +401,7 @@ func (c *Conn) msetPairs(args [][]byte) {
 	st := c.srv.store
 	for i := 1; i+1 < len(args); i += 2 {
 		e, _ := st.Put(args[i], c.nowMs)
-		e.SetBytes(args[i+1])
+		st.SetBytes(args[i], e, args[i+1])
 		st.SetExpire(args[i], e, 0)
 	}
 }
@@ -442,7 +443,7 @@ func (c *Conn) incrBy(key []byte, by int64) {
 	e := st.Lookup(key, c.nowMs)
 	if e == nil {
 		e, _ = st.Put(key, c.nowMs)
-		e.SetInt(by)
+		st.SetInt(e, by)
 		c.noteWritten(e)
 		c.WriteInt(by)
 		return
@@ -461,7 +462,7 @@ func (c *Conn) incrBy(key []byte, by int64) {
 		return
 	}
 	v += by
-	e.SetInt(v)
+	st.SetInt(e, v)
 	st.Touched(key)
 	c.noteWritten(e)
 	c.WriteInt(v)
@@ -481,10 +482,11 @@ func cmdIncrbyfloat(c *Conn, args [][]byte) {
 	}
 	// Redis adds in 80-bit long double; AppendLongDoubleSum emulates that
 	// exactly, so replies match Redis digit for digit (0.1+0.2 is "0.3").
+	st := c.srv.store
 	var cur []byte
 	if e != nil {
 		var buf [64]byte
-		cur = e.AppendBytes(buf[:0])
+		cur = st.AppendBytes(buf[:0], e)
 		if _, ok := ParseLongDouble(cur); !ok {
 			c.WriteError(errNotFloat)
 			return
@@ -504,8 +506,8 @@ func cmdIncrbyfloat(c *Conn, args [][]byte) {
 		c.WriteError(errIncrFloatNaN)
 		return
 	}
-	e, _ = c.srv.store.Put(key, c.nowMs) // keeps the deadline
-	e.SetBytes(v)
+	e, _ = st.Put(key, c.nowMs) // keeps the deadline
+	st.SetBytes(key, e, v)
 	c.WriteBulk(v)
 }
 
@@ -530,18 +532,18 @@ func cmdAppend(c *Conn, args [][]byte) {
 	st := c.srv.store
 	if e == nil {
 		e, _ = st.Put(key, c.nowMs)
-		e.SetBytes(val)
+		st.SetBytes(key, e, val)
 		c.WriteInt(int64(len(val)))
 		return
 	}
-	old := e.Len()
+	old := st.StrLen(e)
 	if !c.checkStringLength(int64(old), int64(len(val))) {
 		return
 	}
-	nb := e.AppendBytes(make([]byte, 0, old+len(val)))
+	nb := st.AppendBytes(make([]byte, 0, old+len(val)), e)
 	nb = append(nb, val...)
 	e, _ = st.Put(key, c.nowMs) // the same entry; records the change
-	e.SetBytes(nb)
+	st.SetBytes(key, e, nb)
 	c.WriteInt(int64(len(nb)))
 }
 
@@ -555,7 +557,7 @@ func cmdStrlen(c *Conn, args [][]byte) {
 		c.WriteInt(0)
 		return
 	}
-	c.WriteInt(int64(e.Len()))
+	c.WriteInt(int64(c.srv.store.StrLen(e)))
 }
 
 // GETRANGE key start end
@@ -580,7 +582,8 @@ func cmdGetrange(c *Conn, args [][]byte) {
 		c.writeEmptyBulk()
 		return
 	}
-	first, last, ok := strRange(start, end, int64(e.Len()))
+	st := c.srv.store
+	first, last, ok := strRange(start, end, int64(st.StrLen(e)))
 	if !ok {
 		c.writeEmptyBulk()
 		return
@@ -591,7 +594,7 @@ func cmdGetrange(c *Conn, args [][]byte) {
 	var hb [24]byte
 	h := append(strconv.AppendInt(append(hb[:0], '$'), n, 10), '\r', '\n')
 	mark := len(c.out)
-	c.out = e.AppendBytes(c.out)
+	c.out = st.AppendBytes(c.out, e)
 	c.out = append(c.out, h...) // room for the header when it is longer than first
 	copy(c.out[mark+len(h):], c.out[mark+int(first):mark+int(last)+1])
 	copy(c.out[mark:], h)
@@ -638,9 +641,10 @@ func cmdSetrange(c *Conn, args [][]byte) {
 	if !ok {
 		return
 	}
+	st := c.srv.store
 	old := 0
 	if e != nil {
-		old = e.Len()
+		old = st.StrLen(e)
 	}
 	if len(val) == 0 { // nothing to write: the length as it is
 		c.WriteInt(int64(old))
@@ -652,11 +656,11 @@ func cmdSetrange(c *Conn, args [][]byte) {
 	size := max(old, int(off)+len(val))
 	nb := make([]byte, 0, size)
 	if e != nil {
-		nb = e.AppendBytes(nb)
+		nb = st.AppendBytes(nb, e)
 	}
 	nb = nb[:size] // the gap, if any, is zero bytes as in Redis
 	copy(nb[off:], val)
-	e, _ = c.srv.store.Put(key, c.nowMs)
-	e.SetBytes(nb)
+	e, _ = st.Put(key, c.nowMs)
+	st.SetBytes(key, e, nb)
 	c.WriteInt(int64(size))
 }

@@ -106,7 +106,7 @@ func applyTAT(st *shards.Store, key []byte, e *shards.Entry, live bool, nowMs in
 		default:
 			st.Touched(key)
 		}
-		e.SetInt(res.NewTAT)
+		st.SetInt(e, res.NewTAT)
 		st.SetExpire(key, e, nowMs+res.TTL/1e6)
 		return e
 	case res.Delete:

@@ -132,12 +132,12 @@ func cmdSlThrottle(c *Conn, args [][]byte) {
 			c.WriteError(errWrongType)
 			return
 		}
-		l, _ = e.Object().(*shards.SlidingLog)
+		l, _ = st.Object(e).(*shards.SlidingLog)
 	}
 	if l == nil {
 		l = &shards.SlidingLog{}
 		if e != nil {
-			e.SetObject(shards.KindSlidingLog, l)
+			st.SetObject(key, e, shards.KindSlidingLog, l)
 		}
 	}
 	windowUs := o.window * 1000
@@ -153,7 +153,7 @@ func cmdSlThrottle(c *Conn, args [][]byte) {
 	default:
 		if e == nil {
 			e, _ = st.Put(key, c.nowMs)
-			e.SetObject(shards.KindSlidingLog, l)
+			st.SetObject(key, e, shards.KindSlidingLog, l)
 		} else if r.Changed {
 			st.Touched(key)
 		}
@@ -183,12 +183,12 @@ func cmdSwThrottle(c *Conn, args [][]byte) {
 			c.WriteError(errWrongType)
 			return
 		}
-		w, _ = e.Object().(*shards.SlidingWindow)
+		w, _ = st.Object(e).(*shards.SlidingWindow)
 	}
 	if w == nil {
 		w = &shards.SlidingWindow{}
 		if e != nil {
-			e.SetObject(shards.KindSlidingWindow, w)
+			st.SetObject(key, e, shards.KindSlidingWindow, w)
 		}
 	}
 	before := *w
@@ -201,7 +201,7 @@ func cmdSwThrottle(c *Conn, args [][]byte) {
 	default:
 		if e == nil {
 			e, _ = st.Put(key, c.nowMs)
-			e.SetObject(shards.KindSlidingWindow, w)
+			st.SetObject(key, e, shards.KindSlidingWindow, w)
 		} else if *w != before {
 			st.Touched(key)
 		}

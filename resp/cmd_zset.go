@@ -93,7 +93,7 @@ func (c *Conn) lookupZSet(key []byte) (z *shards.ZSet, ok bool) {
 		c.WriteError(errWrongType)
 		return nil, false
 	}
-	z, _ = e.Object().(*shards.ZSet) // never nil for KindZSet; if it were, the key reads as missing
+	z, _ = c.srv.store.Object(e).(*shards.ZSet) // never nil for KindZSet; if it were, the key reads as missing
 	return z, true
 }
 
@@ -298,7 +298,7 @@ func zaddGeneric(c *Conn, args [][]byte, incr bool) {
 		}
 		z = shards.NewZSet(o.elements, len(args[o.first+1]))
 		e, _ := st.Put(key, c.nowMs)
-		e.SetObject(shards.KindZSet, z)
+		st.SetObject(key, e, shards.KindZSet, z)
 	} else {
 		z.Reserve(o.elements)
 	}

@@ -264,7 +264,7 @@ func TestZsetConfig(t *testing.T) {
 		defer st.Unlock(i)
 		e := st.Peek([]byte(key), ts.clock.Now()/1e6)
 		require.NotNil(t, e)
-		return e.Object().(*shards.ZSet).Encoding()
+		return st.Object(e).(*shards.ZSet).Encoding()
 	}
 	tests := []struct {
 		args []string

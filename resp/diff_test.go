@@ -431,7 +431,7 @@ func (g *cmdGen) fixed() [][]string {
 		a("SCAN", "abc"),
 		a("SCAN", " 0"),
 		a("SCAN", "", "MATCH", "k1"),
-		// "SCAN -1" is left out: Redis masks a huge cursor with its table size, so which keys it returns depends on that size; ratekv's slot cursors end the scan.
+		// "SCAN -1" is left out: Redis masks a huge cursor with its table size, so which keys it returns depends on that size; in ratekv it names a shard past the last, which ends the scan.
 		a("SCAN", "0", "COUNT", "0"),
 		a("SCAN", "0", "COUNT", "-1"),
 		a("SCAN", "0", "COUNT"),

@@ -59,8 +59,10 @@ const (
 )
 
 // dumpValue, when set, appends the RESTORE payload of a non-string entry
-// (package persist sets it; strings never need it).
-var dumpValue func(dst []byte, e *shards.Entry) []byte
+// of st (cmd_persist.go sets it; strings never need it). It takes the
+// store as an argument, so the method expression it holds costs no
+// allocation per call, as a method value bound to the store would.
+var dumpValue func(st *shards.Store, dst []byte, e *shards.Entry) []byte
 
 // SetJournal attaches the journal that write commands log to. Call before
 // Serve; nil detaches.
@@ -135,14 +137,14 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 		case cmd.Persist == PersistTTL:
 			c.journalAppend(bPEXPIREAT, key, appendInt(num[:0], e.ExpireAt()))
 		case e.Kind() == shards.KindString:
-			c.valBuf = e.AppendBytes(c.valBuf[:0])
+			c.valBuf = st.AppendBytes(c.valBuf[:0], e)
 			if e.ExpireAt() != 0 {
 				c.journalAppend(bSET, key, c.valBuf, bPXAT, appendInt(num[:0], e.ExpireAt()))
 			} else {
 				c.journalAppend(bSET, key, c.valBuf)
 			}
 		case dumpValue != nil:
-			c.valBuf = dumpValue(c.valBuf[:0], e)
+			c.valBuf = dumpValue(st, c.valBuf[:0], e)
 			c.journalAppend(bRESTORE, key, appendInt(num[:0], e.ExpireAt()), c.valBuf, bREPLACE, bABSTTL)
 		default:
 			panic("resp: no RESTORE encoding for " + e.Kind().String())

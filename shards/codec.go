@@ -78,19 +78,16 @@ type Value struct {
 // Kind returns the kind of the value.
 func (v *Value) Kind() Kind { return v.kind }
 
-// setTo makes e hold v. v must not be used afterwards (e takes its memory).
-func (v *Value) setTo(e *Entry) {
+// setValue makes e, the entry of key, hold v. v must not be used
+// afterwards (e takes its memory).
+func (s *Store) setValue(key []byte, e *Entry, v *Value) {
 	switch {
 	case v.kind == KindString && v.isNum:
-		e.SetInt(v.num)
+		s.SetInt(e, v.num)
 	case v.kind == KindString:
-		if n, ok := canonicalInt(v.str); ok {
-			e.SetInt(n)
-			return
-		}
-		e.kind, e.isNum, e.num, e.obj, e.str = KindString, false, 0, nil, v.str
+		s.SetBytes(key, e, v.str)
 	default:
-		e.SetObject(v.kind, v.obj)
+		s.SetObject(key, e, v.kind, v.obj)
 	}
 }
 
@@ -99,31 +96,31 @@ func (v *Value) setTo(e *Entry) {
 // Requires key's shard held.
 func (s *Store) Restore(key []byte, v *Value, expireAt, nowMs int64) {
 	e, _ := s.Put(key, nowMs)
-	v.setTo(e)
+	s.setValue(key, e, v)
 	s.SetExpire(key, e, expireAt)
 }
 
 // AppendValue appends the encoding of e's value to dst. Every kind has an
 // encoding; a kind added without one panics here (TestCodecCoversEveryKind
 // catches that). Requires e's shard held.
-func AppendValue(dst []byte, e *Entry) []byte {
-	switch e.kind {
+func (s *Store) AppendValue(dst []byte, e *Entry) []byte {
+	switch e.Kind() {
 	case KindString:
-		if e.isNum {
+		if n, ok := e.Int(); ok {
 			dst = append(dst, tagInt)
-			return binary.AppendVarint(dst, e.num)
+			return binary.AppendVarint(dst, n)
 		}
 		dst = append(dst, tagString)
-		dst = binary.AppendUvarint(dst, uint64(len(e.str)))
-		return append(dst, e.str...)
+		dst = binary.AppendUvarint(dst, uint64(s.StrLen(e)))
+		return s.AppendBytes(dst, e)
 	case KindZSet:
-		z, _ := e.obj.(*ZSet)
+		z, _ := s.Object(e).(*ZSet)
 		return appendZSet(append(dst, tagZSet), z)
 	case KindSlidingLog:
-		l, _ := e.obj.(*SlidingLog)
+		l, _ := s.Object(e).(*SlidingLog)
 		return appendSlidingLog(append(dst, tagSlidingLog), l)
 	case KindSlidingWindow:
-		w, _ := e.obj.(*SlidingWindow)
+		w, _ := s.Object(e).(*SlidingWindow)
 		if w == nil {
 			w = &SlidingWindow{}
 		}
@@ -132,7 +129,7 @@ func AppendValue(dst []byte, e *Entry) []byte {
 		dst = binary.AppendVarint(dst, w.Cur)
 		return binary.AppendVarint(dst, w.Prev)
 	}
-	panic("shards: no value encoding for kind " + e.kind.String())
+	panic("shards: no value encoding for kind " + e.Kind().String())
 }
 
 // DecodeValue decodes one value from the start of b and returns it with the
@@ -148,9 +145,9 @@ func DecodeValue(b []byte) (Value, int, error) {
 
 // AppendDump appends the DUMP payload of e (its value and the footer).
 // Requires e's shard held.
-func AppendDump(dst []byte, e *Entry) []byte {
+func (s *Store) AppendDump(dst []byte, e *Entry) []byte {
 	start := len(dst)
-	dst = AppendValue(dst, e)
+	dst = s.AppendValue(dst, e)
 	dst = append(dst, 'R', 'K', dumpVersion)
 	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], crcTable))
 }
@@ -177,11 +174,11 @@ func DecodeDump(payload []byte) (Value, error) {
 
 // AppendRecord appends the snapshot record of key: its length and bytes,
 // its deadline and its value. Requires e's shard held.
-func AppendRecord(dst []byte, key string, e *Entry) []byte {
+func (s *Store) AppendRecord(dst []byte, key []byte, e *Entry) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(key)))
 	dst = append(dst, key...)
 	dst = binary.AppendVarint(dst, e.expireAt)
-	return AppendValue(dst, e)
+	return s.AppendValue(dst, e)
 }
 
 // DecodeRecord decodes one snapshot record from the start of b. The key
@@ -205,15 +202,14 @@ func DecodeRecord(b []byte) (key []byte, expireAt int64, v Value, n int, err err
 // shard i held; the caller can write the bytes out after unlocking.
 func (s *Store) AppendShard(dst []byte, i int, nowMs int64) ([]byte, int) {
 	n := 0
-	for _, head := range s.shards[i].slotHead {
-		for e := head; e != nil; e = e.next {
-			if e.expireAt != 0 && e.expireAt <= nowMs {
-				continue
-			}
-			dst = AppendRecord(dst, e.key, e)
+	sh := &s.shards[i]
+	sh.each(func(e *Entry) bool {
+		if e.expireAt == 0 || e.expireAt > nowMs {
+			dst = s.AppendRecord(dst, sh.keyOf(e), e)
 			n++
 		}
-	}
+		return true
+	})
 	return dst, n
 }
 

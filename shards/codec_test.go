@@ -57,37 +57,56 @@ func codecEntries(t testing.TB) []struct {
 	sameTS.Add(5, 1)
 	sameTS.Add(5, 2) // a run of delta 0
 	sameTS.Add(9, 1)
-	mk := func(f func(e *Entry)) *Entry { e := &Entry{}; f(e); return e }
+	mk := func(f func(k []byte, e *Entry)) *Entry { k, e := fresh(); f(k, e); return e }
 	return []struct {
 		name string
 		e    *Entry
 	}{
-		{"string", mk(func(e *Entry) { e.SetBytes([]byte("hello")) })},
-		{"empty string", mk(func(e *Entry) { e.SetBytes(nil) })},
-		{"binary string", mk(func(e *Entry) { e.SetBytes([]byte{0, 1, 2, 0xff, '\r', '\n'}) })},
-		{"non-canonical int string", mk(func(e *Entry) { e.SetBytes([]byte("007")) })},
-		{"int", mk(func(e *Entry) { e.SetInt(42) })},
-		{"negative int", mk(func(e *Entry) { e.SetInt(-1 << 63) })},
-		{"max int", mk(func(e *Entry) { e.SetInt(math.MaxInt64) })},
-		{"zset compact", mk(func(e *Entry) {
-			e.SetObject(KindZSet, codecZSet(t, 1.0, "a", -2.5, "b", math.Inf(1), "c", 0.0, "123", 1e300, "x"))
+		{"string", mk(func(k []byte, e *Entry) { cs.SetBytes(k, e, []byte("hello")) })},
+		{"empty string", mk(func(k []byte, e *Entry) { cs.SetBytes(k, e, nil) })},
+		{"binary string", mk(func(k []byte, e *Entry) { cs.SetBytes(k, e, []byte{0, 1, 2, 0xff, '\r', '\n'}) })},
+		{"non-canonical int string", mk(func(k []byte, e *Entry) { cs.SetBytes(k, e, []byte("007")) })},
+		{"int", mk(func(k []byte, e *Entry) { cs.SetInt(e, 42) })},
+		{"negative int", mk(func(k []byte, e *Entry) { cs.SetInt(e, -1<<63) })},
+		{"max int", mk(func(k []byte, e *Entry) { cs.SetInt(e, math.MaxInt64) })},
+		{"zset compact", mk(func(k []byte, e *Entry) {
+			cs.SetObject(k, e, KindZSet, codecZSet(t, 1.0, "a", -2.5, "b", math.Inf(1), "c", 0.0, "123", 1e300, "x"))
 		})},
-		{"zset large", mk(func(e *Entry) { e.SetObject(KindZSet, bigZ) })},
-		{"zset nil object", mk(func(e *Entry) { e.SetObject(KindZSet, nil) })},
-		{"sllog", mk(func(e *Entry) {
+		{"zset large", mk(func(k []byte, e *Entry) { cs.SetObject(k, e, KindZSet, bigZ) })},
+		{"zset nil object", mk(func(k []byte, e *Entry) { cs.SetObject(k, e, KindZSet, nil) })},
+		{"sllog", mk(func(k []byte, e *Entry) {
 			l := &SlidingLog{}
 			l.Add(1_700_000_000_000_000, 1)
 			l.Add(1_700_000_000_001_000, 3)
-			e.SetObject(KindSlidingLog, l)
+			cs.SetObject(k, e, KindSlidingLog, l)
 		})},
-		{"sllog trimmed", mk(func(e *Entry) { e.SetObject(KindSlidingLog, trimmed) })},
-		{"sllog equal timestamps", mk(func(e *Entry) { e.SetObject(KindSlidingLog, sameTS) })},
-		{"sllog empty", mk(func(e *Entry) { e.SetObject(KindSlidingLog, &SlidingLog{}) })},
-		{"swindow", mk(func(e *Entry) {
-			e.SetObject(KindSlidingWindow, &SlidingWindow{Start: 1_700_000_000_000, Cur: 7, Prev: 12})
+		{"sllog trimmed", mk(func(k []byte, e *Entry) { cs.SetObject(k, e, KindSlidingLog, trimmed) })},
+		{"sllog equal timestamps", mk(func(k []byte, e *Entry) { cs.SetObject(k, e, KindSlidingLog, sameTS) })},
+		{"sllog empty", mk(func(k []byte, e *Entry) { cs.SetObject(k, e, KindSlidingLog, &SlidingLog{}) })},
+		{"swindow", mk(func(k []byte, e *Entry) {
+			cs.SetObject(k, e, KindSlidingWindow, &SlidingWindow{Start: 1_700_000_000_000, Cur: 7, Prev: 12})
 		})},
-		{"swindow negative start", mk(func(e *Entry) { e.SetObject(KindSlidingWindow, &SlidingWindow{Start: -60_000, Cur: 1}) })},
+		{"swindow negative start", mk(func(k []byte, e *Entry) {
+			cs.SetObject(k, e, KindSlidingWindow, &SlidingWindow{Start: -60_000, Cur: 1})
+		})},
 	}
+}
+
+// cs is the store the codec tests keep their entries in; fresh gives them
+// a new key each.
+var (
+	cs      = New(Options{Shards: 1})
+	csCount int
+)
+
+func fresh() ([]byte, *Entry) {
+	csCount++
+	k := []byte(fmt.Sprintf("codec-entry-%d-with-a-long-key", csCount))
+	if csCount%2 == 0 {
+		k = k[:len(k)-len("-with-a-long-key")] // inline keys too
+	}
+	e, _ := cs.Put(k, 0)
+	return k, e
 }
 
 // requireSameValue checks that got holds what want holds.
@@ -96,49 +115,49 @@ func requireSameValue(t *testing.T, step int, name string, want, got *Entry) {
 	require.Equal(t, want.Kind(), got.Kind(), "step %d (%s): kind", step, name)
 	switch want.Kind() {
 	case KindString:
-		require.Equal(t, want.AppendBytes(nil), got.AppendBytes(nil), "step %d (%s): bytes", step, name)
+		require.Equal(t, cs.AppendBytes(nil, want), cs.AppendBytes(nil, got), "step %d (%s): bytes", step, name)
 		wi, wok := want.Int()
 		gi, gok := got.Int()
 		require.Equal(t, wok, gok, "step %d (%s): integer encoding", step, name)
 		require.Equal(t, wi, gi, "step %d (%s): integer", step, name)
 	case KindZSet:
-		wz, _ := want.Object().(*ZSet)
+		wz, _ := cs.Object(want).(*ZSet)
 		if wz == nil {
 			wz = &ZSet{}
 		}
-		gz := got.Object().(*ZSet)
+		gz := cs.Object(got).(*ZSet)
 		require.Equal(t, codecZMembers(wz), codecZMembers(gz), "step %d (%s): members", step, name)
 		require.Equal(t, wz.Encoding(), gz.Encoding(), "step %d (%s): encoding", step, name)
 	case KindSlidingLog:
-		wl, gl := want.Object().(*SlidingLog), got.Object().(*SlidingLog)
+		wl, gl := cs.Object(want).(*SlidingLog), cs.Object(got).(*SlidingLog)
 		require.Equal(t, wl.Len(), gl.Len(), "step %d (%s): entries", step, name)
 		require.Equal(t, codecRuns(wl), codecRuns(gl), "step %d (%s): runs", step, name)
 		require.Equal(t, wl.Newest(), gl.Newest(), "step %d (%s): newest", step, name)
 	case KindSlidingWindow:
-		require.Equal(t, *want.Object().(*SlidingWindow), *got.Object().(*SlidingWindow), "step %d (%s)", step, name)
+		require.Equal(t, *cs.Object(want).(*SlidingWindow), *cs.Object(got).(*SlidingWindow), "step %d (%s)", step, name)
 	}
 }
 
 func TestValueRoundTrip(t *testing.T) {
 	for i, tt := range codecEntries(t) {
-		enc := AppendValue([]byte("prefix"), tt.e)[len("prefix"):]
+		enc := cs.AppendValue([]byte("prefix"), tt.e)[len("prefix"):]
 		v, n, err := DecodeValue(append(enc, "trailing"...))
 		require.NoError(t, err, "step %d (%s)", i, tt.name)
 		require.Equal(t, len(enc), n, "step %d (%s): bytes used", i, tt.name)
-		got := &Entry{}
-		v.setTo(got)
+		gk, got := fresh()
+		cs.setValue(gk, got, &v)
 		requireSameValue(t, i, tt.name, tt.e, got)
-		require.Equal(t, enc, AppendValue(nil, got), "step %d (%s): re-encoding differs", i, tt.name)
+		require.Equal(t, enc, cs.AppendValue(nil, got), "step %d (%s): re-encoding differs", i, tt.name)
 	}
 }
 
 func TestDumpRoundTripAndFooter(t *testing.T) {
 	for i, tt := range codecEntries(t) {
-		p := AppendDump(nil, tt.e)
+		p := cs.AppendDump(nil, tt.e)
 		v, err := DecodeDump(p)
 		require.NoError(t, err, "step %d (%s)", i, tt.name)
-		got := &Entry{}
-		v.setTo(got)
+		gk, got := fresh()
+		cs.setValue(gk, got, &v)
 		requireSameValue(t, i, tt.name, tt.e, got)
 		// Every single-bit flip anywhere is caught by the footer.
 		for j := range p {
@@ -159,7 +178,7 @@ func withFooter(body []byte, version byte) []byte {
 }
 
 func TestDecodeDumpErrors(t *testing.T) {
-	str := AppendValue(nil, func() *Entry { e := &Entry{}; e.SetBytes([]byte("v")); return e }())
+	str := cs.AppendValue(nil, func() *Entry { k, e := fresh(); cs.SetBytes(k, e, []byte("v")); return e }())
 	for i, tt := range []struct {
 		name    string
 		payload []byte
@@ -188,14 +207,14 @@ func TestDecodeDumpErrors(t *testing.T) {
 func TestCodecCoversEveryKind(t *testing.T) {
 	n := 0
 	for k := KindNone + 1; k.String() != "none"; k++ {
-		e := &Entry{}
+		key, e := fresh()
 		if k == KindString {
-			e.SetBytes([]byte("x"))
+			cs.SetBytes(key, e, []byte("x"))
 		} else {
-			e.SetObject(k, nil)
+			cs.SetObject(key, e, k, nil)
 		}
-		require.NotPanics(t, func() { AppendValue(nil, e) }, "kind %s has no encoding", k)
-		v, _, err := DecodeValue(AppendValue(nil, e))
+		require.NotPanics(t, func() { cs.AppendValue(nil, e) }, "kind %s has no encoding", k)
+		v, _, err := DecodeValue(cs.AppendValue(nil, e))
 		require.NoError(t, err, "kind %s", k)
 		require.Equal(t, k, v.Kind())
 		n++
@@ -210,7 +229,7 @@ func TestAppendShardRecords(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		k := []byte(fmt.Sprintf("k%d", i))
 		e, _ := s.Put(k, clk.ms())
-		e.SetInt(int64(i))
+		s.SetInt(e, int64(i))
 		switch i % 3 {
 		case 1:
 			s.SetExpire(k, e, clk.ms()+60_000)
@@ -246,7 +265,7 @@ func TestAppendShardRecords(t *testing.T) {
 // same bytes.
 func FuzzDecodeDump(f *testing.F) {
 	for _, tt := range codecEntries(f) {
-		f.Add(AppendDump(nil, tt.e))
+		f.Add(cs.AppendDump(nil, tt.e))
 	}
 	f.Add([]byte{})
 	f.Add(withFooter([]byte{tagZSet, 0xff, 0xff, 0xff, 0x7f}, dumpVersion))
@@ -256,9 +275,9 @@ func FuzzDecodeDump(f *testing.F) {
 			require.True(t, errors.Is(err, ErrDumpPayload) || errors.Is(err, ErrBadData), "error %v", err)
 			return
 		}
-		e := &Entry{}
-		v.setTo(e)
-		_, err = DecodeDump(AppendDump(nil, e))
+		k, e := fresh()
+		cs.setValue(k, e, &v)
+		_, err = DecodeDump(cs.AppendDump(nil, e))
 		require.NoError(t, err)
 	})
 }
@@ -267,7 +286,7 @@ func FuzzDecodeDump(f *testing.F) {
 // panic, and decoding is stable under re-encoding.
 func FuzzDecodeRecord(f *testing.F) {
 	for _, tt := range codecEntries(f) {
-		f.Add(AppendRecord(nil, "key", tt.e))
+		f.Add(cs.AppendRecord(nil, []byte("key"), tt.e))
 	}
 	f.Add([]byte{1, 'k', 0, tagSlidingLog, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -277,17 +296,18 @@ func FuzzDecodeRecord(f *testing.F) {
 			return
 		}
 		require.LessOrEqual(t, n, len(b))
-		e := &Entry{}
-		v.setTo(e)
+		k, e := fresh()
+		cs.setValue(k, e, &v)
 		e.expireAt = exp
-		again := AppendRecord(nil, string(key), e)
+		again := cs.AppendRecord(nil, key, e)
 		key2, exp2, v2, n2, err := DecodeRecord(again)
 		require.NoError(t, err)
 		require.Equal(t, len(again), n2)
 		require.Equal(t, key, key2)
 		require.Equal(t, exp, exp2)
-		e2 := &Entry{}
-		v2.setTo(e2)
-		require.Equal(t, again, AppendRecord(nil, string(key2), func() *Entry { e2.expireAt = exp2; return e2 }()))
+		k2, e2 := fresh()
+		cs.setValue(k2, e2, &v2)
+		e2.expireAt = exp2
+		require.Equal(t, again, cs.AppendRecord(nil, key2, e2))
 	})
 }

@@ -7,9 +7,16 @@
 // of its {hash tag}, mod 16384); the shard is slot mod N, with N a power of
 // two. Keys that share a hash tag therefore share a shard, which makes
 // multi-key atomicity cheap, and a later cluster mode can move whole slots
-// between nodes without changing the store. Inside a shard, keys are grouped
-// by slot; SCAN walks slots in order, which gives a cursor that is stable
-// across shards and never returns a key twice while the keyspace is unchanged.
+// between nodes without changing the store.
+//
+// # Storage
+//
+// Inside a shard, keys live in a pointer-free table (table.go): 32-byte
+// entries in chunks the garbage collector never scans, with short keys and
+// small values inline, and an open-addressed index of hash bits and entry
+// ids. A CL.THROTTLE key costs about 49 bytes. SCAN cursors name a shard and
+// a range of hashes, so a full scan returns every key present throughout
+// exactly once even when indexes grow between calls.
 //
 // # Locking
 //
@@ -26,9 +33,10 @@
 // deadline's millisecond on (now >= deadline; Redis waits one millisecond
 // more, now > deadline). A key past its deadline is
 // deleted lazily when it is next looked up, and actively by a background
-// cycle modelled on Redis's: every tick it samples keys that carry a
-// deadline, deletes the expired ones, and repeats while more than a quarter
-// of a sample had expired and the per-shard time budget is not spent.
+// cycle modelled on Redis's: every tick it checks a batch of each shard's
+// keys that carry a deadline (continuing where the last tick stopped),
+// deletes the expired ones, and repeats while more than a quarter of a
+// batch had expired and the time budget is not spent.
 //
 // # Time
 //

@@ -1,6 +1,9 @@
 package shards
 
-import "strconv"
+import (
+	"encoding/binary"
+	"strconv"
+)
 
 // Kind is the type of a stored value, as TYPE reports it.
 type Kind uint8
@@ -30,83 +33,103 @@ func (k Kind) String() string {
 	return "none"
 }
 
-// Entry is one key's value and deadline. Strings that hold a canonical
-// decimal integer are kept as an int64 (no byte slice), which is what INCR
-// counters and CL.THROTTLE TATs are; everything else keeps its bytes.
-// Objects of other kinds (sorted sets, sliding logs) live in obj.
+// keyInline is the longest key an Entry holds in place; longer keys live in
+// the shard's key arena.
+const keyInline = 14
+
+// Entry is one key's value and deadline, in 32 bytes and without a Go
+// pointer, so that the garbage collector never scans the keyspace (a
+// shard's entries sit in pointer-free chunks, see table.go). Short keys
+// (up to 14 bytes, e.g. "rl:123456") and strings of up to 8 bytes are kept
+// in the entry itself; a CL.THROTTLE or INCR key is one entry and nothing
+// else. Longer keys sit in the shard's key arena; longer strings and objects
+// (sorted sets, sliding logs) in the shard's reference table, named by num.
 //
 // An Entry belongs to its shard: read or change it only while holding the
-// shard's lock, and do not keep it after unlocking.
+// shard's lock, through the Store's methods for anything that may hold a
+// reference (SetBytes, SetObject, Object, AppendBytes, StrLen), and do not
+// keep it after unlocking. Its address is stable while the key exists.
 type Entry struct {
-	key        string // the key, shared with the shard map's key
-	prev, next *Entry // the entry's slot list (see Shard)
-	obj        any
-	str        []byte
-	num        int64
-	expireAt   int64  // Unix ms; 0 means no deadline
-	slot       uint16 // index of the slot list within the shard
-	kind       Kind
-	isNum      bool
+	key      [keyInline]byte // inline key; or arena offset [0:4] and length [4:8]
+	klen     uint8           // low nibble: inline key length, or keyInArena; high nibble: inline string length
+	meta     uint8           // kind (bits 0-2), form (bits 3-4), metaUsed
+	num      int64           // the integer, the inline string bytes, or the reference
+	expireAt int64           // Unix ms; 0 means no deadline
 }
 
+const (
+	keyInArena = 15
+
+	metaKind = 0x07
+	metaForm = 0x18
+	metaUsed = 0x80
+
+	formInt    = 0 << 3 // num is the value (a decimal-integer string)
+	formInline = 1 << 3 // num holds the string's bytes, length in klen's high nibble
+	formRef    = 2 << 3 // num names the shard's reference (shard index << 32 | slot)
+
+	strInline = 8 // the longest string kept inside the entry
+)
+
 // Kind returns the type of the value.
-func (e *Entry) Kind() Kind { return e.kind }
+func (e *Entry) Kind() Kind { return Kind(e.meta & metaKind) }
 
 // ExpireAt returns the absolute deadline in Unix milliseconds, or 0 when the
 // key is persistent.
 func (e *Entry) ExpireAt() int64 { return e.expireAt }
 
-// SetInt makes the entry a string holding the decimal integer n.
-func (e *Entry) SetInt(n int64) {
-	e.kind, e.isNum, e.num, e.str, e.obj = KindString, true, n, nil, nil
-}
-
-// SetBytes makes the entry a string holding a copy of b. A canonical decimal
-// integer (as INCR would print it) is stored compactly as an int64.
-func (e *Entry) SetBytes(b []byte) {
-	if n, ok := canonicalInt(b); ok {
-		e.SetInt(n)
-		return
-	}
-	e.kind, e.isNum, e.num, e.obj = KindString, false, 0, nil
-	e.str = append(e.str[:0], b...) // the entry owns str: reuse its capacity
-}
-
-// SetObject makes the entry hold obj, of kind k (a sorted set, a sliding
-// log, …).
-func (e *Entry) SetObject(k Kind, obj any) {
-	e.kind, e.isNum, e.num, e.str, e.obj = k, false, 0, nil, obj
-}
-
-// Object returns the object of a non-string entry.
-func (e *Entry) Object() any { return e.obj }
-
 // Int returns the integer a string entry holds, and whether it holds one.
+// Strings that are canonical decimal integers are always stored as numbers
+// (see Store.SetBytes), so any other form holds no integer.
 func (e *Entry) Int() (int64, bool) {
-	if e.isNum {
+	if e.Kind() == KindString && e.form() == formInt {
 		return e.num, true
 	}
-	if e.kind != KindString {
-		return 0, false
-	}
-	return canonicalInt(e.str)
+	return 0, false
 }
 
-// AppendBytes appends the string value to dst (an integer in decimal).
-func (e *Entry) AppendBytes(dst []byte) []byte {
-	if e.isNum {
-		return strconv.AppendInt(dst, e.num, 10)
-	}
-	return append(dst, e.str...)
+func (e *Entry) form() uint8 { return e.meta & metaForm }
+
+func (e *Entry) used() bool { return e.meta&metaUsed != 0 }
+
+// setMeta sets kind and form, keeping the used bit.
+func (e *Entry) setMeta(k Kind, form uint8) {
+	e.meta = metaUsed | uint8(k) | form
 }
 
-// Len returns the length in bytes of a string value.
-func (e *Entry) Len() int {
-	if e.isNum {
-		var buf [20]byte
-		return len(strconv.AppendInt(buf[:0], e.num, 10))
+// inlineKey returns the key when it is stored in the entry.
+func (e *Entry) inlineKey() ([]byte, bool) {
+	n := e.klen & 0x0f
+	if n == keyInArena {
+		return nil, false
 	}
-	return len(e.str)
+	return e.key[:n], true
+}
+
+// arenaKey returns the offset and length of a key kept in the arena.
+func (e *Entry) arenaKey() (off, n uint32) {
+	return binary.LittleEndian.Uint32(e.key[0:4]), binary.LittleEndian.Uint32(e.key[4:8])
+}
+
+// inlineString returns the bytes of a formInline string, copied into buf.
+func (e *Entry) inlineString(buf *[strInline]byte) []byte {
+	binary.LittleEndian.PutUint64(buf[:], uint64(e.num))
+	return buf[:e.klen>>4]
+}
+
+// setInline stores b (at most strInline bytes) in the entry.
+func (e *Entry) setInline(b []byte) {
+	var buf [strInline]byte
+	copy(buf[:], b)
+	e.num = int64(binary.LittleEndian.Uint64(buf[:]))
+	e.klen = e.klen&0x0f | uint8(len(b))<<4
+	e.setMeta(KindString, formInline)
+}
+
+// intLen returns how many bytes strconv.AppendInt writes for n.
+func intLen(n int64) int {
+	var buf [20]byte
+	return len(strconv.AppendInt(buf[:0], n, 10))
 }
 
 // canonicalInt reports whether b is exactly how strconv.FormatInt would print

@@ -177,7 +177,7 @@ func TestSlidingLogMemory(t *testing.T) {
 				l.Throttle(ts, SLParams{Max: int64(tt.entries), Window: 1 << 50, Quantity: 1})
 			}
 			e, _ := st.Put(key, 0)
-			e.SetObject(KindSlidingLog, l)
+			st.SetObject(key, e, KindSlidingLog, l)
 			st.SetExpire(key, e, ts/1000+60_000)
 		})
 		t.Logf("%s: %.1f B/entry", tt.name, perEntry)

@@ -1,9 +1,11 @@
 package shards
 
 import (
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,29 +30,21 @@ type Options struct {
 type Store struct {
 	shards []Shard
 	mask   uint32
-	shift  uint
 	now    func() int64
 
 	stopExpire chan struct{}
 	expireDone chan struct{}
 }
 
-// Shard is one lock and the keys routed to it: one map for lookups, and for
-// every hash slot the shard owns (slot = index<<shift | shard index) an
-// intrusive list of its entries, so SCAN can walk slots in order.
-//
-// Why not one map per slot: Go maps of up to 8 entries compare a short
-// lookup key against every stored key (no hashing), and each comparison is
-// a cache miss on that key's bytes. With 100k keys over 16384 slots that
-// cost ~700 ns per GET; one map per shard costs one comparison.
+// Shard is one lock and the keys routed to it, in a table (see table.go).
 type Shard struct {
-	mu       sync.Mutex
-	data     map[string]*Entry
-	slotHead []*Entry            // first entry of each of the shard's slots
-	volatile map[string]struct{} // keys with a deadline, sampled by active expiry
-	watched  map[string]*watchState
-	count    int
-	changes  uint64 // writes to this shard's keys, see Changes
+	mu sync.Mutex
+	table
+	idx        uint32 // the shard's index in the store, part of its references
+	volatile   int    // keys with a deadline
+	expireNext uint32 // next entry id the active expiry cycle looks at
+	watched    map[string]*watchState
+	changes    uint64 // writes to this shard's keys, see Changes
 
 	// Counters for INFO and the save rules, kept per shard so that cores
 	// working on different shards never write the same cache line; the
@@ -75,16 +69,13 @@ func New(opts Options) *Store {
 	s := &Store{
 		shards: make([]Shard, n),
 		mask:   uint32(n - 1),
-		shift:  uint(bits.TrailingZeros(uint(n))),
 		now:    opts.Now,
 	}
 	if s.now == nil {
 		s.now = func() int64 { return time.Now().UnixNano() }
 	}
 	for i := range s.shards {
-		s.shards[i].data = make(map[string]*Entry)
-		s.shards[i].slotHead = make([]*Entry, NumSlots/n)
-		s.shards[i].volatile = make(map[string]struct{})
+		s.shards[i].idx = uint32(i)
 	}
 	return s
 }
@@ -121,53 +112,22 @@ func (s *Store) UnlockAll() {
 	}
 }
 
-func (s *Store) locate(key []byte) (*Shard, int) {
-	slot := uint32(KeySlot(key))
-	return &s.shards[slot&s.mask], int(slot >> s.shift)
-}
-
-// link puts e, a new entry for key, into sh's map and its slot list j.
-// Requires sh.mu held.
-func (sh *Shard) link(key []byte, j int, e *Entry) {
-	e.key = string(key)
-	sh.data[e.key] = e
-	e.slot = uint16(j)
-	e.next = sh.slotHead[j]
-	if e.next != nil {
-		e.next.prev = e
-	}
-	e.prev = nil
-	sh.slotHead[j] = e
-	sh.count++
-}
-
-// unlink removes e from sh's map and slot list. Requires sh.mu held.
-func (sh *Shard) unlink(e *Entry) {
-	delete(sh.data, e.key)
-	if e.prev != nil {
-		e.prev.next = e.next
-	} else {
-		sh.slotHead[e.slot] = e.next
-	}
-	if e.next != nil {
-		e.next.prev = e.prev
-	}
-	e.prev, e.next = nil, nil
-	sh.count--
+func (s *Store) shardOf(key []byte) *Shard {
+	return &s.shards[uint32(KeySlot(key))&s.mask]
 }
 
 // Lookup returns the live entry for key, or nil when the key does not exist
 // or has expired (an expired key is deleted on the spot). nowMs is the
 // command's clock reading in Unix milliseconds. Requires key's shard held.
 func (s *Store) Lookup(key []byte, nowMs int64) *Entry {
-	sh, _ := s.locate(key)
-	e := sh.data[string(key)]
+	sh := s.shardOf(key)
+	e := sh.lookup(key)
 	if e == nil {
 		sh.misses.Add(1)
 		return nil
 	}
 	if e.expireAt != 0 && e.expireAt <= nowMs {
-		sh.remove(e)
+		sh.removeEntry(key, e)
 		sh.expiredKeys.Add(1)
 		sh.dirty.Add(1)
 		sh.misses.Add(1)
@@ -179,14 +139,14 @@ func (s *Store) Lookup(key []byte, nowMs int64) *Entry {
 
 // LookupAny is Lookup for a command that is about to overwrite the value:
 // it returns the entry even when it has expired (live false) instead of
-// deleting it, so that the caller can reuse it with Reuse — no map delete,
-// re-insert and allocation, which is what a rate limiter whose keys expire
-// between bursts pays on almost every call. An expired entry the caller
-// does not reuse stays logically absent and is reclaimed later. Requires
-// key's shard held.
+// deleting it, so that the caller can reuse it with Reuse — no index
+// delete, re-insert and key copy, which is what a rate limiter whose keys
+// expire between bursts pays on almost every call. An expired entry the
+// caller does not reuse stays logically absent and is reclaimed later.
+// Requires key's shard held.
 func (s *Store) LookupAny(key []byte, nowMs int64) (e *Entry, live bool) {
-	sh, _ := s.locate(key)
-	e = sh.data[string(key)]
+	sh := s.shardOf(key)
+	e = sh.lookup(key)
 	if e == nil {
 		sh.misses.Add(1)
 		return nil, false
@@ -205,8 +165,8 @@ func (s *Store) LookupAny(key []byte, nowMs int64) (e *Entry, live bool) {
 // deadline stays until the caller sets the new one with SetExpire, which
 // it must do before unlocking. Requires key's shard held.
 func (s *Store) Reuse(key []byte, e *Entry) {
-	sh, _ := s.locate(key)
-	e.kind, e.isNum, e.num, e.str, e.obj = KindNone, false, 0, nil, nil
+	sh := s.shardOf(key)
+	s.clearValue(e)
 	sh.expiredKeys.Add(1)
 	sh.touch(key)
 	sh.dirty.Add(1)
@@ -216,8 +176,7 @@ func (s *Store) Reuse(key []byte, e *Entry) {
 // expired key: for introspection (TYPE of SCAN, DEBUG) and WATCH.
 // Requires key's shard held.
 func (s *Store) Peek(key []byte, nowMs int64) *Entry {
-	sh, _ := s.locate(key)
-	if e := sh.data[string(key)]; e != nil && (e.expireAt == 0 || e.expireAt > nowMs) {
+	if e := s.shardOf(key).lookup(key); e != nil && (e.expireAt == 0 || e.expireAt > nowMs) {
 		return e
 	}
 	return nil
@@ -229,17 +188,16 @@ func (s *Store) Peek(key []byte, nowMs int64) *Entry {
 // entry is kept; callers that replace a value clear it with SetExpire.
 // Requires key's shard held.
 func (s *Store) Put(key []byte, nowMs int64) (e *Entry, existed bool) {
-	sh, j := s.locate(key)
-	e = sh.data[string(key)]
+	sh := s.shardOf(key)
+	e = sh.lookup(key)
 	switch {
 	case e == nil:
-		e = &Entry{}
-		sh.link(key, j, e)
+		e = sh.insert(key)
 	case e.expireAt != 0 && e.expireAt <= nowMs:
 		// An expired key is replaced in place, as by Reuse, and starts
-		// without a deadline: no map delete, re-insert or allocation.
+		// without a deadline: no index delete, re-insert or key copy.
 		s.Reuse(key, e)
-		delete(sh.volatile, e.key)
+		sh.volatile--
 		e.expireAt = 0
 		return e, false
 	default:
@@ -254,7 +212,7 @@ func (s *Store) Put(key []byte, nowMs int64) (e *Entry, existed bool) {
 // WATCHers of key see it and the dirty counter grows. Requires key's shard
 // held.
 func (s *Store) Touched(key []byte) {
-	sh, _ := s.locate(key)
+	sh := s.shardOf(key)
 	sh.touch(key)
 	sh.dirty.Add(1)
 }
@@ -262,14 +220,14 @@ func (s *Store) Touched(key []byte) {
 // SetExpire sets the deadline of e, the entry of key, to atMs (Unix ms; 0
 // makes the key persistent). Requires key's shard held.
 func (s *Store) SetExpire(key []byte, e *Entry, atMs int64) {
-	sh, _ := s.locate(key)
 	if atMs == e.expireAt {
 		return
 	}
+	sh := s.shardOf(key)
 	if atMs != 0 && e.expireAt == 0 {
-		sh.volatile[string(key)] = struct{}{}
+		sh.volatile++
 	} else if atMs == 0 {
-		delete(sh.volatile, string(key))
+		sh.volatile--
 	}
 	e.expireAt = atMs
 	sh.touch(key)
@@ -279,13 +237,14 @@ func (s *Store) SetExpire(key []byte, e *Entry, atMs int64) {
 // Delete removes key and reports whether it existed (an expired key counts
 // as absent). Requires key's shard held.
 func (s *Store) Delete(key []byte, nowMs int64) bool {
-	sh, _ := s.locate(key)
-	e := sh.data[string(key)]
+	sh := s.shardOf(key)
+	e := sh.lookup(key)
 	if e == nil {
 		return false
 	}
-	sh.remove(e)
-	if e.expireAt != 0 && e.expireAt <= nowMs {
+	expired := e.expireAt != 0 && e.expireAt <= nowMs
+	sh.removeEntry(key, e)
+	if expired {
 		sh.expiredKeys.Add(1)
 		return false
 	}
@@ -293,32 +252,158 @@ func (s *Store) Delete(key []byte, nowMs int64) bool {
 	return true
 }
 
-// remove deletes e from the shard. Requires sh.mu held.
-func (sh *Shard) remove(e *Entry) {
+// removeEntry deletes e, the entry of key, from the shard, releasing its
+// reference. Requires sh.mu held.
+func (sh *Shard) removeEntry(key []byte, e *Entry) {
 	if e.expireAt != 0 {
-		delete(sh.volatile, e.key)
+		sh.volatile--
 	}
-	sh.unlink(e)
-	sh.touchString(e.key)
+	if e.form() == formRef {
+		sh.freeRef(uint32(e.num))
+	}
+	sh.touch(key)
+	sh.remove(e)
 }
 
-// Rename moves the entry of src to dst (replacing dst), keeping its
+// Rename moves the value of src to dst (replacing dst), keeping its
 // deadline. Requires both shards held. Reports false if src is absent.
 func (s *Store) Rename(src, dst []byte, nowMs int64) bool {
 	e := s.Lookup(src, nowMs)
 	if e == nil {
 		return false
 	}
-	s.Delete(src, nowMs)
-	s.Delete(dst, nowMs)
-	sh, j := s.locate(dst)
-	sh.link(dst, j, e)
-	if e.expireAt != 0 {
-		sh.volatile[string(dst)] = struct{}{}
+	if string(src) == string(dst) {
+		return true
 	}
-	sh.touch(dst)
-	sh.dirty.Add(1)
+	s.Delete(dst, nowMs)
+	from, to := s.shardOf(src), s.shardOf(dst)
+	val, exp := *e, e.expireAt
+	if e.form() == formRef { // move the reference to dst's shard
+		r := from.refs[uint32(e.num)]
+		from.freeRef(uint32(e.num))
+		val.num = int64(uint64(to.idx)<<32 | uint64(to.newRef(r)))
+	}
+	e.meta = metaUsed // nothing left to release
+	s.Delete(src, nowMs)
+	d := to.insert(dst)
+	d.meta, d.num = val.meta, val.num
+	d.klen = d.klen&0x0f | val.klen&0xf0
+	if exp != 0 {
+		d.expireAt = exp
+		to.volatile++
+	}
+	to.touch(dst)
+	to.dirty.Add(1)
 	return true
+}
+
+// clearValue releases e's reference, if any, and makes it an empty entry
+// (KindNone), keeping key and deadline.
+func (s *Store) clearValue(e *Entry) {
+	if e.form() == formRef {
+		s.shards[uint64(e.num)>>32].freeRef(uint32(e.num))
+	}
+	e.meta, e.num = metaUsed, 0
+	e.klen &= 0x0f
+}
+
+// ref returns the reference slot a formRef entry names.
+func (s *Store) ref(e *Entry) *refVal {
+	return &s.shards[uint64(e.num)>>32].refs[uint32(e.num)]
+}
+
+// SetInt makes e a string holding the decimal integer n.
+func (s *Store) SetInt(e *Entry, n int64) {
+	if e.form() == formRef {
+		s.clearValue(e)
+	}
+	e.klen &= 0x0f
+	e.num = n
+	e.setMeta(KindString, formInt)
+}
+
+// SetBytes makes e, the entry of key, a string holding a copy of b. A
+// canonical decimal integer (as INCR would print it) is stored as an int64
+// and a string of up to 8 bytes inside the entry; longer strings take a
+// reference (reusing e's buffer when it already holds a string).
+func (s *Store) SetBytes(key []byte, e *Entry, b []byte) {
+	if n, ok := canonicalInt(b); ok {
+		s.SetInt(e, n)
+		return
+	}
+	if len(b) <= strInline {
+		if e.form() == formRef {
+			s.clearValue(e)
+		}
+		e.setInline(b)
+		return
+	}
+	if e.form() == formRef {
+		if r := s.ref(e); r.obj == nil {
+			r.str = append(r.str[:0], b...)
+			e.setMeta(KindString, formRef)
+			return
+		}
+		s.clearValue(e)
+	}
+	s.setRef(key, e, KindString, refVal{str: append([]byte(nil), b...)})
+}
+
+// SetObject makes e, the entry of key, hold obj, of kind k (a sorted set, a
+// sliding log, …).
+func (s *Store) SetObject(key []byte, e *Entry, k Kind, obj any) {
+	if e.form() == formRef {
+		r := s.ref(e)
+		*r = refVal{obj: obj}
+		e.setMeta(k, formRef)
+		return
+	}
+	s.setRef(key, e, k, refVal{obj: obj})
+}
+
+// setRef stores v in a new reference of key's shard and points e at it.
+func (s *Store) setRef(key []byte, e *Entry, k Kind, v refVal) {
+	sh := s.shardOf(key)
+	e.num = int64(uint64(sh.idx)<<32 | uint64(sh.newRef(v)))
+	e.klen &= 0x0f
+	e.setMeta(k, formRef)
+}
+
+// Object returns the object of a non-string entry (nil for a string).
+func (s *Store) Object(e *Entry) any {
+	if e.form() != formRef {
+		return nil
+	}
+	return s.ref(e).obj
+}
+
+// AppendBytes appends e's string value to dst (an integer in decimal).
+func (s *Store) AppendBytes(dst []byte, e *Entry) []byte {
+	switch e.form() {
+	case formInt:
+		if e.Kind() == KindNone {
+			return dst
+		}
+		return strconv.AppendInt(dst, e.num, 10)
+	case formInline:
+		var buf [strInline]byte
+		return append(dst, e.inlineString(&buf)...)
+	}
+	return append(dst, s.ref(e).str...)
+}
+
+// StrLen returns the length in bytes of e's string value.
+func (s *Store) StrLen(e *Entry) int {
+	switch e.form() {
+	case formInt:
+		if e.Kind() == KindNone {
+			return 0
+		}
+		return intLen(e.num)
+	case formInline:
+		return int(e.klen >> 4)
+	}
+	return len(s.ref(e).str)
 }
 
 // Len returns the number of keys, including expired keys not yet reclaimed
@@ -335,7 +420,7 @@ func (s *Store) Len() int {
 func (s *Store) Expires() int {
 	n := 0
 	for i := range s.shards {
-		n += len(s.shards[i].volatile)
+		n += s.shards[i].volatile
 	}
 	return n
 }
@@ -347,12 +432,9 @@ func (s *Store) Flush() {
 		if sh.count > 0 {
 			sh.dirty.Add(int64(sh.count))
 		}
-		sh.data = make(map[string]*Entry)
-		for j := range sh.slotHead {
-			sh.slotHead[j] = nil
-		}
-		sh.volatile = make(map[string]struct{})
-		sh.count = 0
+		sh.reset()
+		sh.volatile = 0
+		sh.expireNext = 0
 		sh.changes++
 		for _, w := range sh.watched {
 			w.version++
@@ -360,47 +442,94 @@ func (s *Store) Flush() {
 	}
 }
 
-// Each calls fn for every live key in slot order until fn returns false.
-// The key slice is only valid during the call. Requires all shards held.
+// Each calls fn for every live key, shard by shard, until fn returns false.
+// The key slice is only valid during the call; fn must not add keys.
+// Requires all shards held.
 func (s *Store) Each(nowMs int64, fn func(key []byte, e *Entry) bool) {
-	for slot := 0; slot < NumSlots; slot++ {
-		if !s.eachInSlot(slot, nowMs, fn) {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		more := true
+		sh.each(func(e *Entry) bool {
+			if e.expireAt == 0 || e.expireAt > nowMs {
+				more = fn(sh.keyOf(e), e)
+			}
+			return more
+		})
+		if !more {
 			return
 		}
 	}
 }
 
-func (s *Store) eachInSlot(slot int, nowMs int64, fn func(key []byte, e *Entry) bool) bool {
-	for e := s.shards[uint32(slot)&s.mask].slotHead[slot>>s.shift]; e != nil; e = e.next {
-		if e.expireAt != 0 && e.expireAt <= nowMs {
-			continue
-		}
-		if !fn([]byte(e.key), e) {
-			return false
-		}
-	}
-	return true
-}
-
-// Scan calls fn for the live keys of the slots from cursor on, slot by slot,
-// until at least count keys were visited (or the keyspace ends), and returns
-// the cursor of the next slot, 0 at the end. Because a cursor is a slot
-// number, a full scan returns every key present throughout exactly once.
-// Requires all shards held.
+// Scan calls fn for the live keys of a part of the keyspace, about count of
+// them, and returns the cursor for the next part, 0 at the end.
+//
+// A cursor is a shard index (high 32 bits) and a 32-bit hash position
+// within it: each call reports the keys whose hash lies in [position,
+// next position), which it finds between the index positions those hashes
+// map to and the end of the probe run after them (see table). Because the
+// parts are ranges of hashes, not of index positions, a full scan returns
+// every key present throughout exactly once even when indexes grow
+// between calls. Requires all shards held.
 func (s *Store) Scan(cursor uint64, count int, nowMs int64, fn func(key []byte, e *Entry)) uint64 {
 	seen := 0
-	slot := cursor
-	for ; slot < NumSlots && seen < count; slot++ {
-		s.eachInSlot(int(slot), nowMs, func(k []byte, e *Entry) bool {
-			fn(k, e)
+	for si := cursor >> 32; si < uint64(len(s.shards)) && seen < count; si++ {
+		from := uint64(uint32(cursor))
+		if si != cursor>>32 {
+			from = 0
+		}
+		sh := &s.shards[si]
+		if sh.count == 0 {
+			continue
+		}
+		to := sh.scanRange(from, max(count-seen, 1), func(e *Entry) {
 			seen++
-			return true
+			if e.expireAt == 0 || e.expireAt > nowMs {
+				fn(sh.keyOf(e), e)
+			}
 		})
+		if to <= math.MaxUint32 {
+			return si<<32 | to
+		}
+		if si+1 < uint64(len(s.shards)) && seen >= count {
+			return (si + 1) << 32
+		}
 	}
-	if slot >= NumSlots {
-		return 0
+	return 0
+}
+
+// scanRange calls fn for the entries whose hash lies in [from, to), with to
+// chosen so that about count index words are covered, and returns to
+// (1<<32 when the range reaches the end of the hash space).
+func (t *table) scanRange(from uint64, count int, fn func(e *Entry)) uint64 {
+	n := len(t.index)
+	mask := n - 1
+	start := int(from >> t.shift)
+	end, seen := start, 0
+	for end < n && seen < count {
+		if t.index[end] != 0 {
+			seen++
+		}
+		end++
 	}
-	return slot
+	to := uint64(end) << t.shift
+	if end == n {
+		to = 1 << 32
+	}
+	for i := 0; i < n; i++ {
+		p := (start + i) & mask
+		w := t.index[p]
+		if w == 0 {
+			if start+i >= end {
+				break
+			}
+			continue
+		}
+		if h := uint64(w >> 32); h >= from && h < to {
+			fn(t.entry(uint32(w) - 1))
+		}
+	}
+	return to
 }
 
 // RandomKey returns a random live key, or nil when the store is empty.
@@ -409,15 +538,22 @@ func (s *Store) RandomKey(nowMs int64) []byte {
 	if s.Len() == 0 {
 		return nil
 	}
-	start := rand.IntN(NumSlots)
-	for i := 0; i < NumSlots; i++ {
-		var key []byte
-		s.eachInSlot((start+i)%NumSlots, nowMs, func(k []byte, _ *Entry) bool {
-			key = append([]byte(nil), k...)
-			return false
-		})
-		if key != nil {
-			return key
+	first := rand.IntN(len(s.shards))
+	for i := range s.shards {
+		sh := &s.shards[(first+i)%len(s.shards)]
+		if sh.count == 0 {
+			continue
+		}
+		n := len(sh.index)
+		p := rand.IntN(n)
+		for j := 0; j < n; j++ {
+			w := sh.index[(p+j)&(n-1)]
+			if w == 0 {
+				continue
+			}
+			if e := sh.entry(uint32(w) - 1); e.expireAt == 0 || e.expireAt > nowMs {
+				return append([]byte(nil), sh.keyOf(e)...)
+			}
 		}
 	}
 	return nil

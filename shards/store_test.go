@@ -41,10 +41,10 @@ func TestPutLookupDelete(t *testing.T) {
 	e, existed := s.Put(k, clk.ms())
 	require.False(t, existed)
 	require.Equal(t, KindNone, e.Kind())
-	e.SetBytes([]byte("hello"))
+	s.SetBytes(k, e, []byte("hello"))
 	got := s.Lookup(k, clk.ms())
 	require.NotNil(t, got)
-	require.Equal(t, "hello", string(got.AppendBytes(nil)))
+	require.Equal(t, "hello", string(s.AppendBytes(nil, got)))
 	e2, existed := s.Put(k, clk.ms())
 	require.True(t, existed)
 	require.Same(t, e, e2)
@@ -55,6 +55,9 @@ func TestPutLookupDelete(t *testing.T) {
 }
 
 func TestEntryIntEncoding(t *testing.T) {
+	s, _ := newStore(t, 1)
+	s.LockAll()
+	defer s.UnlockAll()
 	tests := []struct {
 		in     string
 		isInt  bool
@@ -66,14 +69,15 @@ func TestEntryIntEncoding(t *testing.T) {
 		{"", false, 0}, {"1 ", false, 0}, {"abc", false, 0}, {"-", false, 0},
 	}
 	for i, tt := range tests {
-		var e Entry
-		e.SetBytes([]byte(tt.in))
+		k := []byte(fmt.Sprint("k", i))
+		e, _ := s.Put(k, 0)
+		s.SetBytes(k, e, []byte(tt.in))
 		n, ok := e.Int()
 		if ok != tt.isInt || n != tt.intVal {
 			t.Errorf("step %d (%q): Int() = %d, %v; want %d, %v", i, tt.in, n, ok, tt.intVal, tt.isInt)
 		}
-		if string(e.AppendBytes(nil)) != tt.in || e.Len() != len(tt.in) {
-			t.Errorf("step %d (%q): bytes round trip gave %q (len %d)", i, tt.in, e.AppendBytes(nil), e.Len())
+		if string(s.AppendBytes(nil, e)) != tt.in || s.StrLen(e) != len(tt.in) {
+			t.Errorf("step %d (%q): bytes round trip gave %q (len %d)", i, tt.in, s.AppendBytes(nil, e), s.StrLen(e))
 		}
 	}
 }
@@ -84,7 +88,7 @@ func TestLazyExpiry(t *testing.T) {
 	defer s.UnlockAll()
 	k := []byte("k")
 	e, _ := s.Put(k, clk.ms())
-	e.SetInt(1)
+	s.SetInt(e, 1)
 	s.SetExpire(k, e, clk.ms()+1000)
 	require.Equal(t, 1, s.Expires())
 	clk.ns.Add(999 * 1e6)
@@ -96,7 +100,7 @@ func TestLazyExpiry(t *testing.T) {
 	require.Equal(t, int64(1), s.Stats().ExpiredKeys)
 	// Put over an expired key starts fresh.
 	e, _ = s.Put(k, clk.ms())
-	e.SetInt(1)
+	s.SetInt(e, 1)
 	s.SetExpire(k, e, clk.ms()+10)
 	clk.ns.Add(20 * 1e6)
 	e, existed := s.Put(k, clk.ms())
@@ -110,7 +114,7 @@ func TestActiveExpiry(t *testing.T) {
 	for i := 0; i < 10000; i++ {
 		k := []byte(fmt.Sprintf("key:%d", i))
 		e, _ := s.Put(k, clk.ms())
-		e.SetInt(int64(i))
+		s.SetInt(e, int64(i))
 		if i%2 == 0 {
 			s.SetExpire(k, e, clk.ms()+100)
 		}
@@ -135,7 +139,7 @@ func TestScanVisitsEveryKeyOnce(t *testing.T) {
 	const n = 5000
 	for i := 0; i < n; i++ {
 		e, _ := s.Put([]byte(fmt.Sprintf("k%d", i)), clk.ms())
-		e.SetInt(1)
+		s.SetInt(e, 1)
 	}
 	seen := map[string]int{}
 	cursor, calls := uint64(0), 0
@@ -161,7 +165,7 @@ func TestWatchVersions(t *testing.T) {
 	v0 := s.Watch(k)
 	require.Equal(t, v0, s.WatchVersion(k))
 	e, _ := s.Put(k, clk.ms())
-	e.SetInt(1)
+	s.SetInt(e, 1)
 	v1 := s.WatchVersion(k)
 	require.NotEqual(t, v0, v1, "Put must bump the version")
 	s.SetExpire(k, e, clk.ms()+5)
@@ -182,7 +186,7 @@ func TestRename(t *testing.T) {
 	s.LockAll()
 	defer s.UnlockAll()
 	e, _ := s.Put([]byte("a"), clk.ms())
-	e.SetBytes([]byte("va"))
+	s.SetBytes([]byte("a"), e, []byte("va"))
 	s.SetExpire([]byte("a"), e, clk.ms()+1000)
 	require.True(t, s.Rename([]byte("a"), []byte("b"), clk.ms()))
 	require.Nil(t, s.Lookup([]byte("a"), clk.ms()))
@@ -201,7 +205,7 @@ func BenchmarkLookup(b *testing.B) {
 		keys[i] = []byte(fmt.Sprintf("rl:%d", i))
 		s.LockAll()
 		e, _ := s.Put(keys[i], clk.ms())
-		e.SetInt(int64(i))
+		s.SetInt(e, int64(i))
 		s.UnlockAll()
 	}
 	b.ReportAllocs()
@@ -227,7 +231,7 @@ func TestLookupAnyReuse(t *testing.T) {
 	require.Nil(t, e)
 	require.False(t, live)
 	e, _ = s.Put(k, clk.ms())
-	e.SetInt(42)
+	s.SetInt(e, 42)
 	s.SetExpire(k, e, clk.ms()+10)
 	v := s.Watch(k)
 	got, live := s.LookupAny(k, clk.ms())
@@ -241,7 +245,7 @@ func TestLookupAnyReuse(t *testing.T) {
 	s.Reuse(k, got)
 	require.Equal(t, KindNone, got.Kind())
 	require.NotEqual(t, v, s.WatchVersion(k), "reuse is a change WATCH sees")
-	got.SetInt(7)
+	s.SetInt(got, 7)
 	s.SetExpire(k, got, clk.ms()+1000)
 	live2 := s.Lookup(k, clk.ms())
 	require.Same(t, got, live2)

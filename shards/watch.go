@@ -13,7 +13,7 @@ type watchState struct {
 // Watch registers interest in key and returns its current version. Each
 // Watch must be paired with one Unwatch. Requires key's shard held.
 func (s *Store) Watch(key []byte) uint64 {
-	sh, _ := s.locate(key)
+	sh, _ := s.shardOf(key), 0
 	if sh.watched == nil {
 		sh.watched = make(map[string]*watchState)
 	}
@@ -29,7 +29,7 @@ func (s *Store) Watch(key []byte) uint64 {
 // WatchVersion returns the current version of a watched key. Requires key's
 // shard held.
 func (s *Store) WatchVersion(key []byte) uint64 {
-	sh, _ := s.locate(key)
+	sh, _ := s.shardOf(key), 0
 	if w := sh.watched[string(key)]; w != nil {
 		return w.version
 	}
@@ -38,7 +38,7 @@ func (s *Store) WatchVersion(key []byte) uint64 {
 
 // Unwatch drops one registration made by Watch. Requires key's shard held.
 func (s *Store) Unwatch(key []byte) {
-	sh, _ := s.locate(key)
+	sh, _ := s.shardOf(key), 0
 	if w := sh.watched[string(key)]; w != nil {
 		w.refs--
 		if w.refs <= 0 {
@@ -55,16 +55,6 @@ func (sh *Shard) touch(key []byte) {
 		return
 	}
 	if w := sh.watched[string(key)]; w != nil {
-		w.version++
-	}
-}
-
-func (sh *Shard) touchString(key string) {
-	sh.changes++
-	if len(sh.watched) == 0 {
-		return
-	}
-	if w := sh.watched[key]; w != nil {
 		w.version++
 	}
 }

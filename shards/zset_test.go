@@ -474,7 +474,7 @@ func TestZSetMemory(t *testing.T) {
 				z.Add(float64(ts), m, 0)
 			}
 			e, _ := st.Put(key, 0)
-			e.SetObject(KindZSet, z)
+			st.SetObject(key, e, KindZSet, z)
 		})
 		t.Logf("%s: %.1f B/entry (ceiling %.0f)", tt.name, perEntry, tt.ceiling)
 		require.LessOrEqual(t, perEntry, tt.ceiling, tt.name)
