@@ -6,7 +6,8 @@
 # (ratekv with GOMAXPROCS=1), runs every workload at every pipeline depth
 # with the load generator pinned to core $CLIENT_CORE (GOMAXPROCS=1), stops
 # it, and prints a markdown table. The table also goes to
-# bench/results/latest.md (raw loadgen JSON: bench/results/latest.jsonl).
+# bench/results/latest.md (raw loadgen JSON: bench/results/latest.jsonl),
+# with PNG charts of it beside (bench/chart: throughput.png, latency.png).
 #
 # Environment (defaults in brackets):
 #   WORKLOADS   ["ping set get incr"; with PERSIST set: "set throttle"]
@@ -30,6 +31,9 @@
 #               report each cell's best round (by ops/s): on a shared,
 #               noisy machine other jobs only ever slow a run down
 #   OUT         [bench/results/latest.md]
+#   CHARTS      [1]          0: no charts. Otherwise bench/chart draws
+#               throughput.png and latency.png beside OUT (OUT=x/persist.md:
+#               x/persist-throughput.png, …); a failure only adds a note
 #
 # Every step is bounded in time; servers are killed on exit.
 set -euo pipefail
@@ -270,16 +274,39 @@ ratio() { # ratio mode row pipeline -> ratekv / redis
 }
 
 ELAPSED=$(($(date +%s) - START_TS))
+RUN_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "no commit")
 REDIS_VER=$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')
 CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 PINNING="server core $SERVER_CORE, loadgen core $CLIENT_CORE, GOMAXPROCS=1"
 ((PIN)) || PINNING="unpinned"
 
+# --- charts ----------------------------------------------------------------
+
+# bench/chart is a module of its own (gonum/plot stays out of the server's
+# go.mod). Drawn before the table so that a failure can be noted under it;
+# never fatal.
+CHART_PREFIX=$(basename "$OUT" .md)-
+[[ $CHART_PREFIX == latest- ]] && CHART_PREFIX=""
+CHART_FILES=()
+if [[ ${CHARTS:-1} != 0 ]]; then
+	log "drawing charts"
+	if (cd "$ROOT/bench/chart" && timeout 300 go build -o "$TMP/chart" .) >"$TMP/chart.log" 2>&1 &&
+		timeout 120 "$TMP/chart" -in "$TMP/results.jsonl" -out-dir "$(dirname "$OUT")" -prefix "$CHART_PREFIX" \
+			-title-suffix "$RUN_DATE, commit $COMMIT, redis $REDIS_VER, $(nproc) CPUs, $CONNS connections, $DURATION per run" \
+			>>"$TMP/chart.log" 2>&1; then
+		CHART_FILES=("${CHART_PREFIX}throughput.png" "${CHART_PREFIX}latency.png")
+	else
+		log "warning: charts not drawn (the table is unaffected):"
+		tail -n 5 "$TMP/chart.log" >&2
+		NOTES+=("charts not drawn: $( (grep -v '^#' "$TMP/chart.log" || true) | head -n 1 | cut -c1-160)")
+	fi
+fi
+
 {
 	echo "## ratekv vs redis-server"
 	echo
-	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $COMMIT, redis $REDIS_VER, $(go version | cut -d' ' -f3), $(nproc) CPUs ($CPU)."
+	echo "$RUN_DATE, commit $COMMIT, redis $REDIS_VER, $(go version | cut -d' ' -f3), $(nproc) CPUs ($CPU)."
 	echo "$CONNS connections, $DURATION per run after $WARMUP warm-up, $KEYS keys ($DIST), $PINNING.${LOADGEN_ARGS:+ loadgen args: $LOADGEN_ARGS.}"
 	echo "Best of $ROUNDS round(s). Load average before: $LOAD_BEFORE, after: $LOAD_AFTER (other jobs on this machine skew results; compare ratios, re-run)."
 	echo "ops/s: higher is better; ratio = ratekv / redis; latencies in microseconds (per request; a batch's latency for each request in it)."
@@ -318,6 +345,10 @@ PINNING="server core $SERVER_CORE, loadgen core $CLIENT_CORE, GOMAXPROCS=1"
 		echo
 		for n in "${NOTES[@]}"; do echo "- $n"; done
 	fi
+	if ((${#CHART_FILES[@]})); then
+		echo
+		for f in "${CHART_FILES[@]}"; do echo "![${f%.png}]($f)"; done
+	fi
 	echo
 	echo "Total runtime: ${ELAPSED}s."
 } >"$TMP/table.md"
@@ -326,4 +357,4 @@ mkdir -p "$(dirname "$OUT")"
 cp "$TMP/table.md" "$OUT"
 cp "$TMP/results.jsonl" "$OUT_JSONL"
 cat "$TMP/table.md"
-log "wrote $OUT and $OUT_JSONL (total ${ELAPSED}s)"
+log "wrote $OUT and $OUT_JSONL${CHART_FILES[*]:+ and charts ${CHART_FILES[*]}} (total ${ELAPSED}s)"
