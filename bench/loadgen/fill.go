@@ -12,7 +12,10 @@ package main
 //	sl         SL.THROTTLE sl:<k> <fill-entries> 3600000        (-fill-entries per key)
 //
 // The GCRA limit (burst 10, 1 per hour) makes each key live an hour after
-// its call, so none expires while memory is measured. ZADD scores are
+// its call, so none expires while memory is measured. -fill-ttl D makes it
+// 1 per D instead (whole seconds), so each key expires D after its call:
+// keys expire in the order and at the pace they were written (bench/scale.sh
+// measures the server while they do). ZADD scores are
 // microsecond timestamps: the start time plus 1 ms per
 // entry, plus k mod 1000 µs. SL.THROTTLE records the server's clock; max is
 // the number of entries per key and the window an hour, so every call is
@@ -40,6 +43,7 @@ type fillReport struct {
 	Limited  uint64  `json:"limited"` // sl, gcra: refused calls (nothing stored)
 	Complete bool    `json:"complete"`
 	Seconds  float64 `json:"seconds"`
+	TTLs     int64   `json:"ttl_s,omitempty"` // -fill-ttl: each key's lifetime
 	FirstErr string  `json:"first_error,omitempty"`
 }
 
@@ -48,7 +52,7 @@ var fillKinds = map[string]bool{"gcra_cell": false, "gcra_lua": false, "zset": t
 
 // fillBuilder returns the request builder for kind; e is the entry number.
 func fillBuilder(c *client, cfg *config, kind string) (func(b []byte, k, e uint64, rng *rand.Rand) []byte, error) {
-	throttleTail := appendThrottleArgs(nil, &config{burst: 10, count: 1, period: 3600, quantity: 1})
+	throttleTail := appendThrottleArgs(nil, &config{burst: 10, count: 1, period: fillPeriod(cfg.fillTTL), quantity: 1})
 	switch kind {
 	case "gcra_cell":
 		return func(b []byte, k, _ uint64, _ *rand.Rand) []byte {
@@ -89,6 +93,16 @@ func fillBuilder(c *client, cfg *config, kind string) (func(b []byte, k, e uint6
 	return nil, fmt.Errorf("unknown -fill kind %q (have gcra_cell, gcra_lua, zset, sl)", kind)
 }
 
+// fillPeriod returns the GCRA period, in seconds, that makes a fill's key
+// live ttl after its one call: ttl rounded up to whole seconds, or an hour
+// when ttl is 0.
+func fillPeriod(ttl time.Duration) int64 {
+	if ttl <= 0 {
+		return 3600
+	}
+	return int64((ttl + time.Second - 1) / time.Second)
+}
+
 // runFill writes the state and prints one JSON line. It returns the exit
 // status: 0 when complete without errors, 1 otherwise.
 func runFill(cfg *config, kind string, stdout, stderr io.Writer) int {
@@ -99,6 +113,10 @@ func runFill(cfg *config, kind string, stdout, stderr io.Writer) int {
 	}
 	if !takesEntries {
 		cfg.fillEntries = 1
+	}
+	if cfg.fillTTL != 0 && (cfg.fillTTL < 0 || (kind != "gcra_cell" && kind != "gcra_lua")) {
+		fmt.Fprintln(stderr, "loadgen: -fill-ttl needs -fill gcra_cell or gcra_lua and a duration > 0")
+		return 2
 	}
 	if cfg.keys < 1 || cfg.fillEntries < 1 || cfg.pipeline < 1 || cfg.duration <= 0 {
 		fmt.Fprintln(stderr, "loadgen: -fill needs -keys, -fill-entries, -pipeline >= 1 and -duration > 0")
@@ -121,6 +139,9 @@ func runFill(cfg *config, kind string, stdout, stderr io.Writer) int {
 	rep := fillReport{Kind: kind, Keys: cfg.keys, Entries: cfg.fillEntries}
 	if !takesEntries {
 		rep.Entries = 0
+	}
+	if cfg.fillTTL > 0 {
+		rep.TTLs = fillPeriod(cfg.fillTTL)
 	}
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x6d656d))
 	total := cfg.keys * cfg.fillEntries

@@ -9,9 +9,15 @@
 // merged at the end. Any error reply ('-' or RESP3 '!') counts as an error;
 // the first few error texts are printed.
 //
+// That is a closed loop: the next batch leaves when the previous one is
+// answered. With -rate N the load is an open loop instead: N requests/s on
+// a fixed schedule, each request timed from when it was due, so a stalled
+// server shows in the percentiles (rate.go).
+//
 // Usage:
 //
 //	loadgen -addr 127.0.0.1:6379 -workload set -conns 50 -pipeline 32 -duration 5s
+//	loadgen -addr 127.0.0.1:6379 -workload throttle_cell -conns 50 -rate 50000 -duration 10s
 //	loadgen -list
 //
 // Workloads are listed by -list and defined in workloads.go.
@@ -47,12 +53,15 @@ type config struct {
 	datasize int
 	populate bool
 	jsonOut  bool
+	rate     float64       // -rate: offered requests/s over all connections; 0: closed loop
+	drain    time.Duration // -rate: how long past the window a backlog may still be answered
 
 	burst, count, period, quantity int64
 	scriptPath                     string
-	max, window                    int64  // sliding workloads: max per window, window in ms
-	recipeRange                    bool   // zset_recipe: ZRANGE WITHSCORES instead of ZCARD
-	fillEntries                    uint64 // -fill: entries per key
+	max, window                    int64         // sliding workloads: max per window, window in ms
+	recipeRange                    bool          // zset_recipe: ZRANGE WITHSCORES instead of ZCARD
+	fillEntries                    uint64        // -fill: entries per key
+	fillTTL                        time.Duration // -fill gcra_*: the keys' lifetime (0: an hour)
 
 	// derived
 	value        string // SET payload
@@ -70,6 +79,13 @@ type result struct {
 	limited  uint64 // throttle replies with limited = 1 (measured window)
 	errTexts []string
 	ioErr    error
+
+	// open loop (-rate) only
+	dueHist    histogram     // latency from the due time, client lateness included
+	lag        histogram     // send lag: the client's own delay in writing (rate.go)
+	unanswered uint64        // due in the window, unanswered at the cutoff
+	lastDone   time.Duration // last answer recorded, after the window's start
+	secMax     []uint64      // [i]: highest latency from the due time of the requests due in second i
 }
 
 // report is the -json output.
@@ -93,6 +109,19 @@ type report struct {
 	Limited     uint64   `json:"limited"`
 	ConnErrors  int      `json:"conn_errors"`
 	FirstErrors []string `json:"first_errors,omitempty"`
+
+	// open loop (-rate) only; see rate.go
+	OfferedRate  float64   `json:"offered_rate,omitempty"`  // requests/s
+	AchievedRate float64   `json:"achieved_rate,omitempty"` // requests/s answered
+	KeptUp       *bool     `json:"kept_up,omitempty"`
+	Unanswered   uint64    `json:"unanswered,omitempty"` // due in the window, unanswered after the drain
+	DrainS       float64   `json:"drain_s,omitempty"`
+	DueP99us     float64   `json:"due_p99_us,omitempty"` // latency from the due time, client lateness included
+	DueP999us    float64   `json:"due_p999_us,omitempty"`
+	DueMaxUs     float64   `json:"due_max_us,omitempty"`
+	LagP99us     float64   `json:"send_lag_p99_us,omitempty"` // the client's own delay in writing (rate.go)
+	LagMaxUs     float64   `json:"send_lag_max_us,omitempty"`
+	MaxUsPerSec  []float64 `json:"max_us_per_s,omitempty"` // [i]: highest from-due latency of the requests due in second i
 }
 
 const maxErrTexts = 5
@@ -118,6 +147,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.datasize, "datasize", 3, "SET value size in bytes")
 	fs.BoolVar(&cfg.populate, "populate", true, "write all keys first for workloads that read them (get)")
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print one JSON object instead of text")
+	fs.Float64Var(&cfg.rate, "rate", 0, "open loop: offer `N` requests/s in total on a fixed schedule, latency from each request's due time (0: closed loop; see rate.go)")
+	fs.DurationVar(&cfg.drain, "drain", 2*time.Second, "-rate: after -duration, how long requests due in the window may still be sent and answered")
 	fs.Int64Var(&cfg.burst, "burst", 100, "throttle: max_burst")
 	fs.Int64Var(&cfg.count, "count", 1000, "throttle: count per period")
 	fs.Int64Var(&cfg.period, "period", 60, "throttle: period in seconds")
@@ -130,6 +161,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	freePort := fs.Bool("free-port", false, "print a free TCP port on 127.0.0.1 and exit")
 	fill := fs.String("fill", "", "write -keys keys of state of this `kind` (gcra_cell, gcra_lua, zset, sl; see fill.go), at most -duration, print a JSON line and exit")
 	fs.Uint64Var(&cfg.fillEntries, "fill-entries", 100, "-fill zset, sl: entries per key")
+	fs.DurationVar(&cfg.fillTTL, "fill-ttl", 0, "-fill gcra_cell, gcra_lua: each key expires this long (whole seconds) after its call (0: an hour)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -172,6 +204,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	// Whatever happens, stop by ourselves.
 	hard := cfg.warmup + cfg.duration + 30*time.Second + populateAllowance(&cfg, wl)
+	if cfg.rate > 0 {
+		hard += cfg.drain
+	}
 	killer := time.AfterFunc(hard, func() {
 		fmt.Fprintf(stderr, "loadgen: hard timeout after %s\n", hard)
 		os.Exit(3)
@@ -225,6 +260,10 @@ func prepare(cfg *config) (workload, error) {
 		return wl, errors.New("-max must be >= 1")
 	case cfg.window < 1 || cfg.window > 1<<40:
 		return wl, errors.New("-window must be between 1 and 2^40 ms")
+	case !(cfg.rate >= 0 && cfg.rate <= 1e9):
+		return wl, errors.New("-rate must be between 0 and 1e9 requests/s")
+	case cfg.drain < 0:
+		return wl, errors.New("-drain must be >= 0")
 	}
 	if cfg.seed == 0 {
 		cfg.seed = uint64(time.Now().UnixNano())
@@ -279,7 +318,8 @@ func load(cfg *config, wl workload, stderr io.Writer) (*report, error) {
 		clients[i] = c
 	}
 
-	measureStart := time.Now().Add(cfg.warmup)
+	base := time.Now()
+	measureStart := base.Add(cfg.warmup)
 	end := measureStart.Add(cfg.duration)
 	results := make([]*result, cfg.conns)
 	var wg sync.WaitGroup
@@ -289,7 +329,11 @@ func load(cfg *config, wl workload, stderr io.Writer) (*report, error) {
 		go func() {
 			defer wg.Done()
 			defer c.Close()
-			work(c, wl, cfg, i, measureStart, end, results[i])
+			if cfg.rate > 0 {
+				workRate(c, wl, cfg, i, base, results[i])
+			} else {
+				work(c, wl, cfg, i, measureStart, end, results[i])
+			}
 		}()
 	}
 	wg.Wait()
@@ -300,6 +344,11 @@ func load(cfg *config, wl workload, stderr io.Writer) (*report, error) {
 		total.ops += r.ops
 		total.errors += r.errors
 		total.limited += r.limited
+		total.dueHist.merge(&r.dueHist)
+		total.lag.merge(&r.lag)
+		total.unanswered += r.unanswered
+		total.lastDone = max(total.lastDone, r.lastDone)
+		total.secMax = mergeSecondMax(total.secMax, r.secMax)
 		for _, t := range r.errTexts {
 			if len(total.errTexts) < maxErrTexts && !contains(total.errTexts, t) {
 				total.errTexts = append(total.errTexts, t)
@@ -335,6 +384,28 @@ func load(cfg *config, wl workload, stderr io.Writer) (*report, error) {
 			}
 		}
 	}
+	if cfg.rate > 0 {
+		achieved := achievedRate(total.ops, cfg.duration, total.lastDone)
+		kept := keptUp(cfg.rate, achieved, total.unanswered) && rep.ConnErrors == 0
+		rep.OpsPerSec = round1(achieved)
+		rep.OfferedRate = cfg.rate
+		rep.AchievedRate = round1(achieved)
+		rep.KeptUp = &kept
+		rep.Unanswered = total.unanswered
+		rep.DrainS = cfg.drain.Seconds()
+		rep.DueP99us = us(total.dueHist.percentile(99))
+		rep.DueP999us = us(total.dueHist.percentile(99.9))
+		rep.DueMaxUs = us(total.dueHist.max)
+		rep.LagP99us = us(total.lag.percentile(99))
+		rep.LagMaxUs = us(total.lag.max)
+		for _, v := range total.secMax {
+			rep.MaxUsPerSec = append(rep.MaxUsPerSec, us(v))
+		}
+		if !kept {
+			fmt.Fprintf(stderr, "loadgen: did not keep up: achieved %.1f/s of -rate %g, %d requests unanswered %s after the window\n",
+				achieved, cfg.rate, total.unanswered, cfg.drain)
+		}
+	}
 	for _, e := range ioErrs {
 		fmt.Fprintln(stderr, "loadgen: connection error:", e)
 	}
@@ -349,62 +420,17 @@ func load(cfg *config, wl workload, stderr io.Writer) (*report, error) {
 // last reply arrives: batches completing during the warm-up or after the end
 // are not counted (error replies are, wherever they arrive).
 func work(c *client, wl workload, cfg *config, id int, measureStart, end time.Time, res *result) {
-	rng := rand.New(rand.NewPCG(cfg.seed, uint64(id)))
-	var zipf *rand.Zipf
-	if cfg.dist == "zipf" {
-		zipf = rand.NewZipf(rng, cfg.zipfS, 1, cfg.keys-1)
-	}
-	st := &reqState{rng: rng}
-	per := wl.repliesPerRequest()
+	w := newWorker(c, wl, cfg, id, res)
 	// Reads and writes can't hang past the end of the run.
 	_ = c.conn.SetDeadline(end.Add(5 * time.Second))
 	p := uint64(cfg.pipeline)
-	wbuf := make([]byte, 0, 256*cfg.pipeline)
 	for {
-		wbuf = wbuf[:0]
-		st.nowUs = time.Now().UnixMicro()
-		for i := 0; i < cfg.pipeline; i++ {
-			var n uint64
-			if zipf != nil {
-				n = zipf.Uint64()
-			} else {
-				n = rng.Uint64N(cfg.keys)
-			}
-			wbuf = wl.build(wbuf, n, cfg, st)
-		}
+		w.build()
 		start := time.Now()
-		if _, err := c.conn.Write(wbuf); err != nil {
+		limited, err := w.exchange()
+		if err != nil {
 			res.ioErr = err
 			return
-		}
-		var limited uint64
-		for i := 0; i < cfg.pipeline; i++ {
-			var errText []byte
-			for j := 0; j < per; j++ {
-				reply, kind, err := c.readReply()
-				if err != nil {
-					res.ioErr = err
-					return
-				}
-				switch {
-				case isErrorKind(kind):
-					if errText == nil {
-						errText = errorText(reply)
-						res.noteError(string(errText)) // copy: reply is reused
-					}
-				case j == per-1 && errText == nil && wl.check != nil:
-					lim, et := wl.check(reply, cfg)
-					if et != nil {
-						errText = et
-						res.noteError(string(et))
-					} else if lim {
-						limited++
-					}
-				}
-			}
-			if errText != nil {
-				res.errors++
-			}
 		}
 		now := time.Now()
 		if now.After(end) {
@@ -417,6 +443,82 @@ func work(c *client, wl workload, cfg *config, id int, measureStart, end time.Ti
 		res.ops += p
 		res.limited += limited
 	}
+}
+
+// worker is what one connection's loop needs to build and exchange
+// batches: the workload, its random keys and the reusable write buffer. It
+// is not safe for concurrent use.
+type worker struct {
+	c    *client
+	wl   workload
+	cfg  *config
+	rng  *rand.Rand
+	zipf *rand.Zipf // nil: uniform keys
+	st   *reqState
+	per  int // replies per request
+	wbuf []byte
+	res  *result
+}
+
+func newWorker(c *client, wl workload, cfg *config, id int, res *result) *worker {
+	rng := rand.New(rand.NewPCG(cfg.seed, uint64(id)))
+	w := &worker{c: c, wl: wl, cfg: cfg, rng: rng, st: &reqState{rng: rng}, per: wl.repliesPerRequest(),
+		wbuf: make([]byte, 0, 256*cfg.pipeline), res: res}
+	if cfg.dist == "zipf" {
+		w.zipf = rand.NewZipf(rng, cfg.zipfS, 1, cfg.keys-1)
+	}
+	return w
+}
+
+// build fills the write buffer with one batch of -pipeline requests.
+func (w *worker) build() {
+	w.wbuf = w.wbuf[:0]
+	w.st.nowUs = time.Now().UnixMicro()
+	for i := 0; i < w.cfg.pipeline; i++ {
+		var n uint64
+		if w.zipf != nil {
+			n = w.zipf.Uint64()
+		} else {
+			n = w.rng.Uint64N(w.cfg.keys)
+		}
+		w.wbuf = w.wl.build(w.wbuf, n, w.cfg, w.st)
+	}
+}
+
+// exchange writes the batch and reads every reply. It returns how many
+// requests were limited; error replies are counted in res.errors.
+func (w *worker) exchange() (limited uint64, err error) {
+	if _, err := w.c.conn.Write(w.wbuf); err != nil {
+		return 0, err
+	}
+	for i := 0; i < w.cfg.pipeline; i++ {
+		var errText []byte
+		for j := 0; j < w.per; j++ {
+			reply, kind, err := w.c.readReply()
+			if err != nil {
+				return limited, err
+			}
+			switch {
+			case isErrorKind(kind):
+				if errText == nil {
+					errText = errorText(reply)
+					w.res.noteError(string(errText)) // copy: reply is reused
+				}
+			case j == w.per-1 && errText == nil && w.wl.check != nil:
+				lim, et := w.wl.check(reply, w.cfg)
+				if et != nil {
+					errText = et
+					w.res.noteError(string(et))
+				} else if lim {
+					limited++
+				}
+			}
+		}
+		if errText != nil {
+			w.res.errors++
+		}
+	}
+	return limited, nil
 }
 
 // noteError keeps the first few distinct error texts.
@@ -479,6 +581,15 @@ func printText(w io.Writer, r *report, wl workload) {
 	}
 	if r.ConnErrors > 0 {
 		fmt.Fprintf(w, "conn errs  %d\n", r.ConnErrors)
+	}
+	if r.KeptUp != nil {
+		fmt.Fprintf(w, "rate       offered %g/s  achieved %.1f/s  (open loop, %gs drain)\n", r.OfferedRate, r.AchievedRate, r.DrainS)
+		fmt.Fprintf(w, "from due   p99 %.1f  p99.9 %.1f  max %.1f  (us, the client's own lateness included)\n", r.DueP99us, r.DueP999us, r.DueMaxUs)
+		fmt.Fprintf(w, "send lag   p99 %.1f  max %.1f  (us)\n", r.LagP99us, r.LagMaxUs)
+		if !*r.KeptUp {
+			fmt.Fprintf(w, "NOT KEPT UP: achieved below %g%% of the offered rate, or %d requests unanswered %gs after the window (counted with the wait they had then)\n",
+				100*keptUpShare, r.Unanswered, r.DrainS)
+		}
 	}
 }
 

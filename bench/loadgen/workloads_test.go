@@ -349,13 +349,18 @@ func TestFillRequests(t *testing.T) {
 	for i, tc := range []struct {
 		kind string
 		k, e uint64
-		want []string // "" matches anything (checked below)
+		ttl  time.Duration // -fill-ttl
+		want []string      // "" matches anything (checked below)
 	}{
-		0: {"gcra_cell", 42, 0, []string{"CL.THROTTLE", "rl:42", "10", "1", "3600", "1"}},
-		1: {"sl", 7, 3, []string{"SL.THROTTLE", "sl:7", "100", "3600000"}},
-		2: {"zset", 1234, 5, []string{"ZADD", "z:1234", "", ""}},
+		0: {"gcra_cell", 42, 0, 0, []string{"CL.THROTTLE", "rl:42", "10", "1", "3600", "1"}},
+		1: {"sl", 7, 3, 0, []string{"SL.THROTTLE", "sl:7", "100", "3600000"}},
+		2: {"zset", 1234, 5, 0, []string{"ZADD", "z:1234", "", ""}},
+		// -fill-ttl: one call per period, so the key lives one period.
+		3: {"gcra_cell", 42, 0, 15 * time.Second, []string{"CL.THROTTLE", "rl:42", "10", "1", "15", "1"}},
+		4: {"gcra_cell", 9, 0, 14200 * time.Millisecond, []string{"CL.THROTTLE", "rl:9", "10", "1", "15", "1"}},
+		5: {"gcra_cell", 9, 0, time.Millisecond, []string{"CL.THROTTLE", "rl:9", "10", "1", "1", "1"}},
 	} {
-		cfg := &config{fillEntries: 100}
+		cfg := &config{fillEntries: 100, fillTTL: tc.ttl}
 		build, err := fillBuilder(nil, cfg, tc.kind)
 		if err != nil {
 			t.Fatalf("%d: %v", i, err)
