@@ -68,13 +68,22 @@ func crc16[T string | []byte](b T) uint16 {
 // Only the first '{' counts: "foo{}{bar}" hashes the whole key because its
 // first tag is empty, "foo{{bar}}zap" hashes "{bar", and "foo{bar}{zap}"
 // hashes "bar".
+//
+// The common key has no '{': one pass computes the CRC while looking for
+// it (the dispatcher and the store each route every key, so this runs
+// twice per command).
 func keySlot[T string | []byte](key T) uint16 {
+	var crc uint16
 	s := 0
-	for s < len(key) && key[s] != '{' {
-		s++
+	for ; s < len(key); s++ {
+		c := key[s]
+		if c == '{' {
+			break
+		}
+		crc = crc<<8 ^ crc16tab[byte(crc>>8)^c]
 	}
 	if s == len(key) {
-		return crc16(key) & slotMask
+		return crc & slotMask
 	}
 	e := s + 1
 	for e < len(key) && key[e] != '}' {
