@@ -503,8 +503,7 @@ func (s *Store) Scan(cursor uint64, count int, nowMs int64, fn func(key []byte, 
 // (1<<32 when the range reaches the end of the hash space).
 func (t *table) scanRange(from uint64, count int, fn func(e *Entry)) uint64 {
 	n := len(t.index)
-	mask := n - 1
-	start := int(from >> t.shift)
+	start := t.home(uint32(from))
 	end, seen := start, 0
 	for end < n && seen < count {
 		if t.index[end] != 0 {
@@ -512,12 +511,10 @@ func (t *table) scanRange(from uint64, count int, fn func(e *Entry)) uint64 {
 		}
 		end++
 	}
-	to := uint64(end) << t.shift
-	if end == n {
-		to = 1 << 32
-	}
+	// to is the least hash whose home is end: ceil(end * 2^32 / n).
+	to := (uint64(end)<<32 + uint64(n) - 1) / uint64(n)
 	for i := 0; i < n; i++ {
-		p := (start + i) & mask
+		p := (start + i) % n
 		w := t.index[p]
 		if w == 0 {
 			if start+i >= end {
@@ -547,7 +544,7 @@ func (s *Store) RandomKey(nowMs int64) []byte {
 		n := len(sh.index)
 		p := rand.IntN(n)
 		for j := 0; j < n; j++ {
-			w := sh.index[(p+j)&(n-1)]
+			w := sh.index[(p+j)%n]
 			if w == 0 {
 				continue
 			}

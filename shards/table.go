@@ -35,8 +35,7 @@ type table struct {
 	freeHead uint32 // first free id + 1; 0 = none
 
 	index []uint64
-	shift uint // 32 - log2(len(index))
-	count int  // used entries
+	count int // used entries
 
 	arena        []byte
 	arenaGarbage int
@@ -53,12 +52,28 @@ type refVal struct {
 
 const (
 	chunkLen     = 256 // entries per chunk: 8 KiB, one size class, no waste
-	minIndexBits = 4
-	// The index grows when more than 3/4 full: linear probing stays short
-	// (about 2.5 probes, in one or two cache lines, for a miss) and the
-	// index costs 11-21 bytes per key.
-	maxLoadNum, maxLoadDen = 3, 4
+	minIndexSize = 16
+	// The index grows by half when more than 4/5 full: linear probing
+	// stays short (3 probes for a hit, in one or two cache lines) and the
+	// index costs 10-15 bytes per key. Doubling instead would cost up to
+	// 21 (a CL.THROTTLE key is 32 bytes of entry plus this).
+	maxLoadNum, maxLoadDen = 4, 5
 )
+
+// home returns the index position a hash starts probing at: h scaled to
+// the index length (Lemire's fastrange), so positions are in hash order
+// for any length, which Scan relies on.
+func (t *table) home(h uint32) int {
+	return int(uint64(h) * uint64(len(t.index)) >> 32)
+}
+
+// next returns the position after p, wrapping at the end.
+func (t *table) next(p int) int {
+	if p++; p == len(t.index) {
+		return 0
+	}
+	return p
+}
 
 var hashSeed = maphash.MakeSeed()
 
@@ -95,8 +110,7 @@ func (t *table) find(key []byte, h uint32) (*Entry, int) {
 	if t.index == nil {
 		return nil, -1
 	}
-	mask := len(t.index) - 1
-	p := int(h >> t.shift)
+	p := t.home(h)
 	for {
 		w := t.index[p]
 		if w == 0 {
@@ -107,7 +121,7 @@ func (t *table) find(key []byte, h uint32) (*Entry, int) {
 				return e, p
 			}
 		}
-		p = (p + 1) & mask
+		p = t.next(p)
 	}
 }
 
@@ -163,8 +177,8 @@ func (t *table) alloc() uint32 {
 func (t *table) remove(e *Entry) {
 	key := t.keyOf(e)
 	h := hashKey(key)
-	mask := len(t.index) - 1
-	p := int(h >> t.shift)
+	n := len(t.index)
+	p := t.home(h)
 	var id uint32
 	for {
 		w := t.index[p]
@@ -172,17 +186,22 @@ func (t *table) remove(e *Entry) {
 			id = uint32(w) - 1
 			break
 		}
-		p = (p + 1) & mask
+		p = t.next(p)
 	}
 	// Backward-shift deletion: pull later words of the probe run into the
 	// hole when the hole lies between their home and their position.
-	for q := (p + 1) & mask; ; q = (q + 1) & mask {
+	dist := func(from, to int) int { // steps from from to to, wrapping
+		if d := to - from; d >= 0 {
+			return d
+		}
+		return to - from + n
+	}
+	for q := t.next(p); ; q = t.next(q) {
 		w := t.index[q]
 		if w == 0 {
 			break
 		}
-		home := int(uint32(w>>32) >> t.shift)
-		if (q-home)&mask >= (q-p)&mask {
+		if dist(t.home(uint32(w>>32)), q) >= dist(p, q) {
 			t.index[p] = w
 			p = q
 		}
@@ -196,23 +215,18 @@ func (t *table) remove(e *Entry) {
 	t.count--
 }
 
-// grow doubles the index (or creates it) and reinserts every word.
+// grow makes the index half as large again (or creates it) and reinserts
+// every word from its stored hash bits.
 func (t *table) grow() {
-	bits := uint(minIndexBits)
-	if t.index != nil {
-		bits = 32 - t.shift + 1
-	}
 	old := t.index
-	t.index = make([]uint64, 1<<bits)
-	t.shift = 32 - bits
-	mask := len(t.index) - 1
+	t.index = make([]uint64, max(minIndexSize, len(old)+len(old)/2))
 	for _, w := range old {
 		if w == 0 {
 			continue
 		}
-		p := int(uint32(w>>32) >> t.shift)
+		p := t.home(uint32(w >> 32))
 		for t.index[p] != 0 {
-			p = (p + 1) & mask
+			p = t.next(p)
 		}
 		t.index[p] = w
 	}
