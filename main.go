@@ -78,6 +78,9 @@ func run(args []string) int {
 	store := shards.New(shards.Options{Shards: int(cfg.Int("shards"))})
 	store.StartExpiry()
 	defer store.Close()
+	stopRelease := make(chan struct{})
+	defer close(stopRelease)
+	go releaseMemory(stopRelease)
 
 	srv := resp.New(store, cfg, log)
 	m, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Logger: log})

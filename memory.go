@@ -1,0 +1,43 @@
+package main
+
+import (
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// releaseMemory returns the heap's garbage to the operating system soon
+// after it appears, instead of when the Go runtime gets to it.
+//
+// The keyspace is mostly pointer-free (shards/table.go), so a garbage
+// collection costs little, but what a fill or a mass expiry leaves behind
+// (old index arrays, freed objects) would otherwise stay in the process's
+// RSS: with GOGC=100 the runtime only collects when the heap doubles and
+// its scavenger keeps up to the heap goal resident. Measured with
+// bench/memory.sh (1M CL.THROTTLE keys): RSS 58.3 B per key against 44.8 B
+// of live heap without this. Once a second it compares the heap the
+// runtime holds with what was live at the last collection; when the excess
+// is over a quarter of it (and over 8 MiB) it runs debug.FreeOSMemory, a
+// collection that hands the free pages back.
+func releaseMemory(stop <-chan struct{}) {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		metrics.Read(samples)
+		held := samples[0].Value.Uint64() + samples[1].Value.Uint64()
+		live := samples[2].Value.Uint64()
+		if held > live+live/4 && held-live > 8<<20 {
+			debug.FreeOSMemory()
+		}
+	}
+}
