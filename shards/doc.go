@@ -14,7 +14,7 @@
 // Inside a shard, keys live in a pointer-free table (table.go): 32-byte
 // entries in chunks the garbage collector never scans, with short keys and
 // small values inline, and an open-addressed index of hash bits and entry
-// ids. A CL.THROTTLE key costs about 49 bytes. SCAN cursors name a shard and
+// ids. A CL.THROTTLE key costs about 46 bytes. SCAN cursors name a shard and
 // a range of hashes, so a full scan returns every key present throughout
 // exactly once even when indexes grow between calls.
 //

@@ -27,7 +27,7 @@ import (
 //   - refs: the Go values (sorted sets, long strings) that do need pointers,
 //     one slot per key that has one, named by the entry's num.
 //
-// A home position is the top bits of the hash, so positions are ordered by
+// A home position is the hash scaled to the index length, so positions are ordered by
 // hash: Scan walks hash ranges, which stay valid when the index grows.
 type table struct {
 	chunks   []*[chunkLen]Entry
