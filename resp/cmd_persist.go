@@ -32,7 +32,6 @@ func init() {
 		&Command{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdRestore,
 			Summary: "Creates a key from the serialized representation of a value.", Group: "generic"},
 	)
-	dumpValue = (*shards.Store).AppendDump
 }
 
 // SetPersistence attaches the persistence manager SAVE, BGSAVE,

@@ -58,12 +58,6 @@ const (
 	PersistCustom
 )
 
-// dumpValue, when set, appends the RESTORE payload of a non-string entry
-// of st (cmd_persist.go sets it; strings never need it). It takes the
-// store as an argument, so the method expression it holds costs no
-// allocation per call, as a method value bound to the store would.
-var dumpValue func(st *shards.Store, dst []byte, e *shards.Entry) []byte
-
 // SetJournal attaches the journal that write commands log to. Call before
 // Serve; nil detaches.
 func (s *Server) SetJournal(j Journal) { s.journal = j }
@@ -143,11 +137,9 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 			} else {
 				c.journalAppend(bSET, key, c.valBuf)
 			}
-		case dumpValue != nil:
-			c.valBuf = dumpValue(st, c.valBuf[:0], e)
+		default: // objects: a RESTORE image (AppendDump panics on a kind without an encoding)
+			c.valBuf = st.AppendDump(c.valBuf[:0], e)
 			c.journalAppend(bRESTORE, key, appendInt(num[:0], e.ExpireAt()), c.valBuf, bREPLACE, bABSTTL)
-		default:
-			panic("resp: no RESTORE encoding for " + e.Kind().String())
 		}
 	}
 }
