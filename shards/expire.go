@@ -73,7 +73,7 @@ func (s *Store) expireBatchLocked(sh *Shard, nowMs int64) (steps, sampled, expir
 		}
 		sampled++
 		if e.expireAt <= nowMs {
-			sh.removeEntry(sh.keyOf(e), e)
+			sh.removeEntry(sh.keyOf(e), e, -1)
 			expired++
 		}
 	}

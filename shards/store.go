@@ -121,13 +121,13 @@ func (s *Store) shardOf(key []byte) *Shard {
 // command's clock reading in Unix milliseconds. Requires key's shard held.
 func (s *Store) Lookup(key []byte, nowMs int64) *Entry {
 	sh := s.shardOf(key)
-	e := sh.lookup(key)
+	e, p := sh.find(key, hashKey(key))
 	if e == nil {
 		sh.misses.Add(1)
 		return nil
 	}
 	if e.expireAt != 0 && e.expireAt <= nowMs {
-		sh.removeEntry(key, e)
+		sh.removeEntry(key, e, p)
 		sh.expiredKeys.Add(1)
 		sh.dirty.Add(1)
 		sh.misses.Add(1)
@@ -238,12 +238,12 @@ func (s *Store) SetExpire(key []byte, e *Entry, atMs int64) {
 // as absent). Requires key's shard held.
 func (s *Store) Delete(key []byte, nowMs int64) bool {
 	sh := s.shardOf(key)
-	e := sh.lookup(key)
+	e, p := sh.find(key, hashKey(key))
 	if e == nil {
 		return false
 	}
 	expired := e.expireAt != 0 && e.expireAt <= nowMs
-	sh.removeEntry(key, e)
+	sh.removeEntry(key, e, p)
 	if expired {
 		sh.expiredKeys.Add(1)
 		return false
@@ -253,8 +253,9 @@ func (s *Store) Delete(key []byte, nowMs int64) bool {
 }
 
 // removeEntry deletes e, the entry of key, from the shard, releasing its
-// reference. Requires sh.mu held.
-func (sh *Shard) removeEntry(key []byte, e *Entry) {
+// reference; p is its index position, or -1 (see table.remove). Requires
+// sh.mu held.
+func (sh *Shard) removeEntry(key []byte, e *Entry, p int) {
 	if e.expireAt != 0 {
 		sh.volatile--
 	}
@@ -262,7 +263,7 @@ func (sh *Shard) removeEntry(key []byte, e *Entry) {
 		sh.freeRef(uint32(e.num))
 	}
 	sh.touch(key)
-	sh.remove(e)
+	sh.remove(e, p)
 }
 
 // Rename moves the value of src to dst (replacing dst), keeping its

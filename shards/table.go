@@ -173,21 +173,20 @@ func (t *table) alloc() uint32 {
 }
 
 // remove deletes e (whose references the caller has released) from the
-// index and frees it.
-func (t *table) remove(e *Entry) {
+// index and frees it. p is e's index position when the caller found e
+// with find, or -1 to look it up again.
+func (t *table) remove(e *Entry, p int) {
 	key := t.keyOf(e)
-	h := hashKey(key)
 	n := len(t.index)
-	p := t.home(h)
-	var id uint32
-	for {
-		w := t.index[p]
-		if uint32(w>>32) == h && t.entry(uint32(w)-1) == e {
-			id = uint32(w) - 1
-			break
+	if p < 0 {
+		h := hashKey(key)
+		for p = t.home(h); ; p = t.next(p) {
+			if w := t.index[p]; uint32(w>>32) == h && t.entry(uint32(w)-1) == e {
+				break
+			}
 		}
-		p = t.next(p)
 	}
+	id := uint32(t.index[p]) - 1
 	// Backward-shift deletion: pull later words of the probe run into the
 	// hole when the hole lies between their home and their position.
 	dist := func(from, to int) int { // steps from from to to, wrapping
