@@ -474,26 +474,27 @@ func (s *Store) Each(nowMs int64, fn func(key []byte, e *Entry) bool) {
 // between calls. Requires all shards held.
 func (s *Store) Scan(cursor uint64, count int, nowMs int64, fn func(key []byte, e *Entry)) uint64 {
 	seen := 0
-	for si := cursor >> 32; si < uint64(len(s.shards)) && seen < count; si++ {
-		from := uint64(uint32(cursor))
-		if si != cursor>>32 {
-			from = 0
-		}
+	si, from := cursor>>32, uint64(uint32(cursor))
+	for ; si < uint64(len(s.shards)); si, from = si+1, 0 {
 		sh := &s.shards[si]
-		if sh.count == 0 {
-			continue
+		// Hash ranges are sized by index words, some of which belong to
+		// neighbouring ranges: take ranges until count keys are seen.
+		for sh.count > 0 && from <= math.MaxUint32 && seen < count {
+			from = sh.scanRange(from, count-seen, func(e *Entry) {
+				seen++
+				if e.expireAt == 0 || e.expireAt > nowMs {
+					fn(sh.keyOf(e), e)
+				}
+			})
 		}
-		to := sh.scanRange(from, max(count-seen, 1), func(e *Entry) {
-			seen++
-			if e.expireAt == 0 || e.expireAt > nowMs {
-				fn(sh.keyOf(e), e)
+		if seen >= count {
+			switch {
+			case from <= math.MaxUint32 && sh.count > 0:
+				return si<<32 | from
+			case si+1 < uint64(len(s.shards)):
+				return (si + 1) << 32
 			}
-		})
-		if to <= math.MaxUint32 {
-			return si<<32 | to
-		}
-		if si+1 < uint64(len(s.shards)) && seen >= count {
-			return (si + 1) << 32
+			return 0
 		}
 	}
 	return 0
