@@ -101,6 +101,9 @@ func (s *Store) StartExpiry() {
 			case <-s.stopExpire:
 				return
 			case <-t.C:
+				if s.wall != nil {
+					s.wall.recalibrate()
+				}
 				s.ExpireCycle(s.now()/1e6, max(expireTickBudget/time.Duration(len(s.shards)), 50*time.Microsecond))
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // NumSlots is the number of Redis Cluster hash slots.
@@ -31,6 +30,7 @@ type Store struct {
 	shards []Shard
 	mask   uint32
 	now    func() int64
+	wall   *wallClock // the default clock, when Options.Now is nil
 
 	stopExpire chan struct{}
 	expireDone chan struct{}
@@ -72,7 +72,8 @@ func New(opts Options) *Store {
 		now:    opts.Now,
 	}
 	if s.now == nil {
-		s.now = func() int64 { return time.Now().UnixNano() }
+		s.wall = newWallClock()
+		s.now = s.wall.now
 	}
 	for i := range s.shards {
 		s.shards[i].idx = uint32(i)
