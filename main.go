@@ -80,7 +80,7 @@ func run(args []string) int {
 	defer store.Close()
 	stopRelease := make(chan struct{})
 	defer close(stopRelease)
-	go releaseMemory(stopRelease)
+	go releaseMemory(stopRelease, store.Dropped)
 
 	srv := resp.New(store, cfg, log)
 	m, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Logger: log})

@@ -48,6 +48,16 @@ func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
 			// p99.9 while 10M keys expired.
 			runtime.Gosched()
 		}
+		// Give back the storage of keys that are gone (expired, deleted)
+		// once few are left: see table.compact.
+		sh.mu.Lock()
+		if sh.sparse() {
+			before := sh.storageBytes()
+			sh.compact()
+			sh.expireNext = 0
+			sh.dropped.Add(before - sh.storageBytes())
+		}
+		sh.mu.Unlock()
 	}
 	return total
 }

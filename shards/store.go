@@ -53,7 +53,8 @@ type Shard struct {
 	expiredKeys atomic.Int64 // keys removed because their deadline passed
 	hits        atomic.Int64
 	misses      atomic.Int64
-	_           [32]byte // keep neighbouring shards' locks off one cache line
+	dropped     atomic.Int64 // bytes of storage let go by Flush and compaction
+	_           [32]byte     // keep neighbouring shards' locks off one cache line
 }
 
 // New returns an empty store.
@@ -418,6 +419,19 @@ func (s *Store) Len() int {
 	return n
 }
 
+// Dropped returns the bytes of keyspace storage (entries, indexes, arenas)
+// that FLUSHALL and compaction after mass expiry have let go of since the
+// store was created. The memory is garbage from then on, but the Go runtime
+// only learns so at its next collection, which a quiet heap may not reach
+// for a long time; main's releaseMemory collects when this grows.
+func (s *Store) Dropped() int64 {
+	var n int64
+	for i := range s.shards {
+		n += s.shards[i].dropped.Load()
+	}
+	return n
+}
+
 // Expires returns how many keys carry a deadline. Requires all shards held.
 func (s *Store) Expires() int {
 	n := 0
@@ -434,6 +448,7 @@ func (s *Store) Flush() {
 		if sh.count > 0 {
 			sh.dirty.Add(int64(sh.count))
 		}
+		sh.dropped.Add(sh.storageBytes())
 		sh.reset()
 		sh.volatile = 0
 		sh.expireNext = 0

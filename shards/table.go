@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
+	"unsafe"
 )
 
 // A shard's keys live in a table built for a rate limiter's keyspace —
@@ -31,8 +32,9 @@ import (
 // hash: Scan walks hash ranges, which stay valid when the index grows.
 type table struct {
 	chunks   []*[chunkLen]Entry
-	nextID   uint32 // entries ever allocated (ids below it exist)
-	freeHead uint32 // first free id + 1; 0 = none
+	live     []uint16 // used entries per chunk, so compact skips empty ones
+	nextID   uint32   // entries ever allocated (ids below it exist)
+	freeHead uint32   // first free id + 1; 0 = none
 
 	index []uint64
 	count int // used entries
@@ -162,13 +164,16 @@ func (t *table) alloc() uint32 {
 	if t.freeHead != 0 {
 		id := t.freeHead - 1
 		t.freeHead = uint32(t.entry(id).num)
+		t.live[id/chunkLen]++
 		return id
 	}
 	if t.nextID%chunkLen == 0 && int(t.nextID/chunkLen) == len(t.chunks) {
 		t.chunks = append(t.chunks, new([chunkLen]Entry))
+		t.live = append(t.live, 0)
 	}
 	id := t.nextID
 	t.nextID++
+	t.live[id/chunkLen]++
 	return id
 }
 
@@ -211,7 +216,62 @@ func (t *table) remove(e *Entry, p int) {
 	}
 	*e = Entry{num: int64(t.freeHead)}
 	t.freeHead = id + 1
+	t.live[id/chunkLen]--
 	t.count--
+}
+
+// Compaction: entries never move while their keys exist, so the chunks of
+// keys that are gone stay allocated (on the free list) for new keys. After
+// a mass expiry — 10M rate-limit keys whose windows ended — that is all of
+// the memory. compact gives it back: it moves the few live entries into
+// fresh storage sized for them, and the old chunks, index and arena become
+// garbage. It invalidates every *Entry and entry id of the shard, so only
+// the active expiry cycle calls it, between batches, with the shard locked
+// and no entry held (sparse says when).
+const (
+	// compactMaxLive bounds the entries one compaction moves, which bounds
+	// the time it holds the shard lock (about 0.1-0.3 ms here).
+	compactMaxLive = 8192
+	// compactMinIDs: tables smaller than this are not worth compacting.
+	compactMinIDs = 4 * chunkLen
+)
+
+// sparse reports whether compact would free most of the table's storage
+// within compactMaxLive moves: at least 3/4 of the entries ever allocated
+// are free.
+func (t *table) sparse() bool {
+	return t.nextID >= compactMinIDs && t.count <= compactMaxLive && t.count*4 < int(t.nextID)
+}
+
+// compact rebuilds the table with only its live entries (see above).
+// Reference slots are renumbered too; the high half of a reference's num
+// (the shard index) is kept.
+func (t *table) compact() {
+	old := *t
+	*t = table{}
+	// Sized so that inserting old.count keys never grows it.
+	t.index = make([]uint64, max(minIndexSize, (old.count+1)*maxLoadDen/maxLoadNum+1))
+	for ci, c := range old.chunks {
+		if old.live[ci] == 0 {
+			continue
+		}
+		for i := range c {
+			e := &c[i]
+			if !e.used() {
+				continue
+			}
+			ne := t.insert(old.keyOf(e))
+			arenaOff := [4]byte(ne.key[0:4])
+			*ne = *e
+			if e.klen&0x0f == keyInArena {
+				copy(ne.key[0:4], arenaOff[:])
+			}
+			if e.form() == formRef {
+				slot := t.newRef(old.refs[uint32(e.num)])
+				ne.num = e.num&^0xffffffff | int64(slot)
+			}
+		}
+	}
 }
 
 // grow makes the index half as large again (or creates it) and reinserts
@@ -275,6 +335,13 @@ func (t *table) newRef(v refVal) uint32 {
 func (t *table) freeRef(i uint32) {
 	t.refs[i] = refVal{}
 	t.refFree = append(t.refFree, i)
+}
+
+// storageBytes estimates the memory the table's storage holds (entries,
+// index, arena, reference slots), for Store.Dropped.
+func (t *table) storageBytes() int64 {
+	return int64(len(t.chunks))*int64(unsafe.Sizeof([chunkLen]Entry{})) + int64(cap(t.index))*8 +
+		int64(cap(t.arena)) + int64(cap(t.refs))*int64(unsafe.Sizeof(refVal{}))
 }
 
 // reset empties the table.

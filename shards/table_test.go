@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -103,6 +104,12 @@ func TestTableAgainstModel(t *testing.T) {
 					s.UnlockAll()
 					s.ExpireCycle(clk.ms(), 1e9)
 					s.LockAll()
+					if step%100 == 0 { // compaction, whatever the table's size
+						for i := range s.shards {
+							s.shards[i].compact()
+							s.shards[i].expireNext = 0
+						}
+					}
 				case op < 87 && step%5000 == 0:
 					s.Flush()
 					clear(model)
@@ -239,6 +246,97 @@ func TestArenaCompaction(t *testing.T) {
 			require.Equal(t, int64(i), n)
 		}
 	}
+}
+
+// TestCompactionAfterMassExpiry: once most keys of a shard have expired,
+// the active expiry cycle moves the survivors into fresh storage: the
+// chunks, index, arena and reference slots of the expired keys are given
+// back, and every survivor keeps its value, kind, deadline and object.
+func TestCompactionAfterMassExpiry(t *testing.T) {
+	s, clk := newStore(t, 1)
+	sh := &s.shards[0]
+	const keys, keep = 50_000, 705 // every 71st key survives: all kinds, both key forms
+	key := func(i int) []byte {
+		if i%2 == 0 {
+			return fmt.Appendf(nil, "a-key-longer-than-fourteen-bytes:%d", i)
+		}
+		return fmt.Appendf(nil, "rl:%d", i)
+	}
+	survivor := func(i int) bool { return i%71 == 0 }
+	objs := map[int]*SlidingWindow{}
+	s.LockAll()
+	for i := 0; i < keys; i++ {
+		k := key(i)
+		e, _ := s.Put(k, clk.ms())
+		switch i % 4 {
+		case 0:
+			s.SetInt(e, int64(i))
+		case 1:
+			s.SetBytes(k, e, []byte("inline"))
+		case 2:
+			s.SetBytes(k, e, []byte(strings.Repeat("long value ", 3)+fmt.Sprint(i)))
+		default:
+			objs[i] = &SlidingWindow{Cur: int64(i)}
+			s.SetObject(k, e, KindSlidingWindow, objs[i])
+		}
+		switch {
+		case !survivor(i):
+			s.SetExpire(k, e, clk.ms()+1000)
+		case i%3 == 0:
+			s.SetExpire(k, e, clk.ms()+1e9)
+		}
+	}
+	s.UnlockAll()
+	chunksBefore, refsBefore := len(sh.chunks), len(sh.refs)
+	clk.ns.Add(2000 * 1e6)
+	for i := 0; i < 1000 && s.Len() > keep; i++ {
+		s.ExpireCycle(clk.ms(), time.Second)
+	}
+	require.Equal(t, keep, s.Len())
+	s.ExpireCycle(clk.ms(), time.Second) // the cycle after the last expiry compacts
+	t.Logf("chunks %d -> %d, refs %d -> %d", chunksBefore, len(sh.chunks), refsBefore, len(sh.refs))
+	require.LessOrEqual(t, len(sh.chunks), keep/chunkLen+1, "chunks of expired keys are released")
+	require.Less(t, len(sh.refs), keep, "reference slots are renumbered")
+	require.Less(t, len(sh.index), 2*keep)
+	require.Less(t, len(sh.arena), keep*40)
+	require.Greater(t, s.Dropped(), int64(keys*32), "the dropped storage is reported for releaseMemory")
+
+	s.LockAll()
+	defer s.UnlockAll()
+	for i := 0; i < keys; i++ {
+		e := s.Peek(key(i), clk.ms())
+		if !survivor(i) {
+			require.Nil(t, e, "key %d expired", i)
+			continue
+		}
+		require.NotNil(t, e, "key %d", i)
+		if i%3 == 0 {
+			require.Equal(t, clk.ms()-2000+1e9, e.ExpireAt(), "key %d", i)
+		} else {
+			require.Zero(t, e.ExpireAt(), "key %d", i)
+		}
+		switch i % 4 {
+		case 0:
+			n, ok := e.Int()
+			require.True(t, ok)
+			require.Equal(t, int64(i), n)
+		case 1:
+			require.Equal(t, "inline", string(s.AppendBytes(nil, e)))
+		case 2:
+			require.Equal(t, strings.Repeat("long value ", 3)+fmt.Sprint(i), string(s.AppendBytes(nil, e)))
+		default:
+			require.Same(t, objs[i], s.Object(e), "key %d", i)
+		}
+	}
+	// The compacted table takes new keys and deletes as before.
+	for i := keys; i < keys+2000; i++ {
+		e, _ := s.Put(key(i), clk.ms())
+		s.SetInt(e, int64(i))
+	}
+	for i := 0; i < keys; i += 71 {
+		require.True(t, s.Delete(key(i), clk.ms()))
+	}
+	require.Equal(t, 2000, s.Len())
 }
 
 // TestGCRAKeyMemory: a CL.THROTTLE key (`rl:123456` holding a TAT and a
