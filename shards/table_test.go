@@ -363,3 +363,35 @@ func TestGCRAKeyMemory(t *testing.T) {
 	t.Logf("%.1f B per GCRA key", perKey)
 	require.LessOrEqual(t, perKey, 56.0)
 }
+
+// BenchmarkCompact measures the longest compaction sparse allows: a shard
+// that held 1M keys, with compactMaxLive of them left spread over
+// compactMaxChunks chunks. That is the time the expiry cycle holds the
+// shard's lock.
+func BenchmarkCompact(b *testing.B) {
+	const ids = 1 << 20
+	s, clk := newStore(b, 1)
+	sh := &s.shards[0]
+	s.LockAll()
+	defer s.UnlockAll()
+	key := func(i int) []byte { return fmt.Appendf(nil, "rl:%d", i) }
+	for i := 0; i < ids; i++ {
+		e, _ := s.Put(key(i), clk.ms())
+		s.SetInt(e, int64(i))
+	}
+	every := compactMaxChunks * chunkLen / compactMaxLive
+	for i := 0; i < ids; i++ {
+		if i%every != 0 || i >= compactMaxChunks*chunkLen {
+			s.Delete(key(i), clk.ms())
+		}
+	}
+	require.True(b, sh.sparse(), "live %d, ids %d", sh.count, sh.nextID)
+	saved := sh.table
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sh.table = saved // compact leaves saved's storage as it was
+		sh.compact()
+	}
+	b.StopTimer()
+	require.Equal(b, compactMaxLive, sh.count)
+}
