@@ -585,13 +585,18 @@ func (l *Log) write(keep bool) error {
 	if keep && int64(len(l.unsynced)) == l.off-l.syncedOff {
 		l.unsynced = append(l.unsynced, l.pend...)
 	}
-	l.pend = l.pend[:0]
+	if cap(l.pend) > maxKept {
+		l.pend = nil // a burst grew it: do not pin the memory
+	} else {
+		l.pend = l.pend[:0]
+	}
 	l.off += int64(n)
 	return nil
 }
 
-// maxKept bounds the capacity of the fsync-retry copy kept between
-// fsyncs: a burst that grew it beyond this does not pin the memory.
+// maxKept bounds the capacity of the buffers kept for reuse (the written
+// buffer and the fsync-retry copy): a burst that grew one beyond this
+// does not pin the memory.
 const maxKept = 64 << 20
 
 // recycle forgets the bytes kept for an fsync retry. Writer only.
