@@ -188,7 +188,8 @@ func Open(opts Options) (*Manager, error) {
 	}
 	m.store.ResetDirty()
 	m.logger.Info("data loaded", "snapshot_keys", m.loadedKeys, "expired_skipped", m.loadedExpired,
-		"log_records", m.replayed, "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
+		"log_records", m.replayed, "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()),
+		"fsync", fsyncMethod())
 	return m, nil
 }
 
@@ -407,7 +408,7 @@ func truncateFile(path string, off int64, aside string) error {
 		}
 		_, err = io.Copy(a, io.NewSectionReader(f, off, 1<<62))
 		if err == nil {
-			err = a.Sync()
+			err = fullSync(a)
 		}
 		if cerr := a.Close(); err == nil {
 			err = cerr
@@ -419,7 +420,7 @@ func truncateFile(path string, off int64, aside string) error {
 	if err := f.Truncate(off); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
+	if err := fullSync(f); err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(path))
@@ -809,7 +810,7 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
+	if err := fullSync(f); err != nil {
 		f.Close()
 		return fail(err)
 	}

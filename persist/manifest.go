@@ -141,7 +141,7 @@ func writeManifest(path string, m *manifest) error {
 	}
 	_, err = f.Write(m.encode())
 	if err == nil {
-		err = f.Sync()
+		err = fullSync(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

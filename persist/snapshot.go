@@ -134,7 +134,7 @@ func (w *snapshotWriter) commit() (size int64, err error) {
 	if err := w.bw.Flush(); err != nil {
 		return 0, err
 	}
-	if err := w.f.Sync(); err != nil {
+	if err := fullSync(w.f); err != nil {
 		return 0, fmt.Errorf("fsync %s: %w", w.tmp, err)
 	}
 	err = w.f.Close()
@@ -166,7 +166,7 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	err = d.Sync()
+	err = fullSync(d)
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}

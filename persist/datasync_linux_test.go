@@ -1,0 +1,99 @@
+package persist
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// withRing runs fn once through io_uring (when this kernel allows it) and
+// once through the plain system calls.
+func withRing(t *testing.T, fn func(t *testing.T)) {
+	t.Run("io_uring", func(t *testing.T) {
+		if sharedRing() == nil {
+			t.Skipf("io_uring unavailable here: %v", ringErr)
+		}
+		fn(t)
+	})
+	t.Run("plain", func(t *testing.T) {
+		useRing = false
+		defer func() { useRing = true }()
+		fn(t)
+	})
+}
+
+func TestSyncFileSucceedsAndReportsErrors(t *testing.T) {
+	withRing(t, func(t *testing.T) {
+		dir := t.TempDir()
+		f, err := os.Create(filepath.Join(dir, "data"))
+		require.NoError(t, err)
+		for i := 0; i < 20; i++ {
+			_, err = f.Write([]byte("some bytes to make durable\n"))
+			require.NoError(t, err)
+			require.NoError(t, datasync(f))
+			require.NoError(t, fullSync(f))
+		}
+		d, err := os.Open(dir)
+		require.NoError(t, err)
+		require.NoError(t, fullSync(d), "a directory fsyncs too")
+		require.NoError(t, d.Close())
+		require.NoError(t, f.Close())
+
+		// A closed file fails ("use of closed file"), it is not synced.
+		require.Error(t, datasync(f))
+
+		// A file the kernel refuses to sync: the kernel's error, as an
+		// *os.PathError naming the call and the file.
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		defer r.Close()
+		defer w.Close()
+		err = datasync(w)
+		var pe *os.PathError
+		require.ErrorAs(t, err, &pe)
+		require.Equal(t, "fdatasync", pe.Op)
+		require.True(t, errors.Is(err, syscall.EINVAL), "got %v", err)
+	})
+}
+
+// The ring serves concurrent callers one at a time, each getting its own
+// completion.
+func TestRingConcurrentSyncs(t *testing.T) {
+	withRing(t, func(t *testing.T) {
+		dir := t.TempDir()
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				f, err := os.Create(filepath.Join(dir, string(rune('a'+g))))
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer f.Close()
+				for i := 0; i < 10; i++ {
+					if _, err := f.Write([]byte("x")); err != nil {
+						errs <- err
+						return
+					}
+					if err := datasync(f); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}(g)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+	})
+}
