@@ -142,20 +142,31 @@ type Log struct {
 	rot      *rotation // requested, not yet taken by the writer
 	closed   bool
 
+	// Group commit under always (see gather): taken is the last record
+	// the writer has taken; joining counts the Sync callers waiting for
+	// records after it (they need the next fsync), riding those waiting
+	// for the fsync in progress; crowd is how many were waiting in all
+	// when the last fsync ended, the size the next one waits to reach.
+	taken   uint64
+	joining int
+	riding  int
+	crowd   int
+
 	wake chan struct{}
 	stop chan struct{}
 	done chan struct{}
 
 	// Owned by the writer goroutine.
-	f          logFile
-	off        int64  // end of the data in f
-	syncedOff  int64  // end of the durable data in f
-	pend       []byte // taken from buf, not yet written
-	pendSeq    uint64 // last record in pend (or written)
-	unsynced   []byte // copy of the bytes written to f since the last good fsync
-	lastSync   time.Time
-	lastTry    time.Time
-	rotPending *rotation
+	f           logFile
+	off         int64  // end of the data in f
+	syncedOff   int64  // end of the durable data in f
+	pend        []byte // taken from buf, not yet written
+	pendSeq     uint64 // last record in pend (or written)
+	unsynced    []byte // copy of the bytes written to f since the last good fsync
+	lastSync    time.Time
+	lastTry     time.Time
+	rotPending  *rotation
+	gatherTimer *time.Timer
 }
 
 // rotation is a request to continue in a new file after record seq.
@@ -247,9 +258,24 @@ func (l *Log) Sync(seq uint64) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.synced >= seq {
+		return nil
+	}
+	// Count ourselves for gather: joining until the writer takes our
+	// records (it then moves every joiner to riding), riding after.
+	if seq > l.taken {
+		l.joining++
+	} else {
+		l.riding++
+	}
 	for l.synced < seq && !l.closed {
 		l.kick()
 		l.cond.Wait()
+	}
+	if seq > l.taken && l.joining > 0 {
+		l.joining--
+	} else {
+		l.riding--
 	}
 	if l.synced < seq {
 		return ErrClosed
@@ -430,13 +456,58 @@ func (l *Log) run() {
 				}
 			}
 		} else {
-			// Group commit: let the connections that are ready to run
-			// append their batches first, so one fsync serves them all
-			// (otherwise, on few cores, the woken writer runs at once
-			// and each fsync serves the one batch that woke it).
-			runtime.Gosched()
+			l.gather()
 		}
 		for l.cycle(false) {
+		}
+	}
+}
+
+// gatherWait bounds how long an fsync under always waits for its crowd.
+// Go's timers are only as fine as the netpoller's millisecond timeout when
+// the process is otherwise idle, so this is the shortest that means
+// anything; it is reached only when clients have gone away.
+const gatherWait = time.Millisecond
+
+// gather, under always, holds the next fsync until as many clients wait for
+// it as waited in all when the last one ended (or gatherWait passes).
+//
+// Why: with N clients each sending one write at a time, starting every
+// fsync at once splits them into two groups that alternate, one waiting
+// for the fsync in progress while the other's requests arrive, so each
+// fsync serves N/2. Waiting for the clients just answered to come back (a
+// round trip, much shorter than an fsync) lets one fsync serve all N. That
+// is what Redis's event loop does by construction (one fsync per loop
+// turn, after reading every client that is ready), and what a single
+// runtime.Gosched here did not: measured with 50 clients at pipeline 1,
+// 25 writes per fsync against Redis's 30, 0.84x its throughput.
+func (l *Log) gather() {
+	l.mu.Lock()
+	ready := l.joining >= l.crowd || l.closed
+	l.mu.Unlock()
+	if ready {
+		runtime.Gosched() // let connections already runnable append first
+		return
+	}
+	if l.gatherTimer == nil {
+		l.gatherTimer = time.NewTimer(gatherWait)
+	} else {
+		l.gatherTimer.Reset(gatherWait)
+	}
+	defer l.gatherTimer.Stop()
+	for {
+		select {
+		case <-l.wake:
+		case <-l.gatherTimer.C:
+			return
+		case <-l.stop:
+			return
+		}
+		l.mu.Lock()
+		ready := l.joining >= l.crowd || l.closed
+		l.mu.Unlock()
+		if ready {
+			return
 		}
 	}
 }
@@ -472,6 +543,11 @@ func (l *Log) cycle(final bool) (again bool) {
 			l.full.Store(false)
 			l.pendSeq = l.seq
 		}
+	}
+	if l.taken < l.pendSeq {
+		l.taken = l.pendSeq
+		l.riding += l.joining
+		l.joining = 0
 	}
 	policy := Policy(l.policy.Load())
 	l.mu.Unlock()
@@ -522,6 +598,7 @@ func (l *Log) cycle(final bool) (again bool) {
 	}
 	if synced && l.synced < l.written {
 		l.synced = l.written
+		l.crowd = l.riding + l.joining
 	}
 	if err != nil && len(l.pend) > 0 {
 		l.written = l.synced
