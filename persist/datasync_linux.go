@@ -1,7 +1,7 @@
 package persist
 
 import (
-	"errors"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -119,7 +119,8 @@ const (
 	ioringOpFsync         = 3
 	ioringFsyncDatasync   = 1 << 0
 
-	ringEntries       = 4
+	ringEntries       = 16 // the kernel makes the completion queue twice as long
+	maxInFlight       = ringEntries
 	sizeofSqe         = 64
 	sizeofCqe         = 16
 	sizeofUringParams = 120
@@ -154,21 +155,24 @@ type cqe struct {
 	flags    uint32
 }
 
-// uring is a minimal io_uring for one fsync at a time.
+// uring is a minimal io_uring that runs fsyncs for any number of
+// goroutines: each submits and waits on its own channel; one reaper
+// goroutine, parked on the eventfd, hands out the completions.
 type uring struct {
-	mu     sync.Mutex
-	fd     int
-	ev     *os.File // eventfd the kernel signals on each completion
-	sqTail *uint32
-	sqMask uint32
-	sqArr  unsafe.Pointer
-	sqes   unsafe.Pointer
-	cqHead *uint32
-	cqTail *uint32
-	cqMask uint32
-	cqes   unsafe.Pointer
-	seq    uint64
-	broken bool // the ring failed once: use the plain system call from now on
+	mu      sync.Mutex // guards the submission queue, waiting, seq and broken
+	fd      int
+	ev      *os.File // eventfd the kernel signals on completions
+	sqTail  *uint32
+	sqMask  uint32
+	sqArr   unsafe.Pointer
+	sqes    unsafe.Pointer
+	cqHead  *uint32
+	cqTail  *uint32
+	cqMask  uint32
+	cqes    unsafe.Pointer
+	seq     uint64
+	waiting map[uint64]chan int32 // by user_data
+	broken  bool                  // the ring failed: plain system calls from now on
 }
 
 func newUring() (*uring, error) {
@@ -177,7 +181,7 @@ func newUring() (*uring, error) {
 	if errno != 0 {
 		return nil, errno
 	}
-	r := &uring{fd: int(fd)}
+	r := &uring{fd: int(fd), waiting: make(map[uint64]chan int32)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -232,46 +236,51 @@ func newUring() (*uring, error) {
 	// the goroutine instead of blocking its thread.
 	r.ev = os.NewFile(efd, "io_uring-eventfd")
 	ok = true
+	go r.reap()
 	return r, nil
 }
 
-// errRingLost: the ring answered with a completion that is not ours.
-var errRingLost = errors.New("io_uring: unexpected completion")
+// failed is what a waiter receives when the ring broke under it.
+const failed = math.MinInt32
 
-// fsync submits one fsync (fdatasync when dataOnly) of fd and waits for
-// its completion without holding a thread.
+// fsync submits an fsync (fdatasync when dataOnly) of fd and waits for its
+// completion without holding a thread. Several may be in flight (the log's
+// and a snapshot's); beyond maxInFlight, or once the ring has failed, the
+// plain system call does the job.
 func (r *uring) fsync(fd int, dataOnly bool) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for {
-		if r.broken {
+		ch := r.submit(fd, dataOnly)
+		if ch == nil {
 			return plainSync(fd, dataOnly)
 		}
-		res, err := r.submitAndWait(fd, dataOnly)
-		if err != nil {
-			// The ring itself failed (a completion may still be in
-			// flight): give it up and do the job the plain way.
-			r.broken = true
+		switch res := <-ch; {
+		case res == failed:
+			return plainSync(fd, dataOnly)
+		case res == -int32(syscall.EINTR) || res == -int32(syscall.EAGAIN):
 			continue
-		}
-		if res == -int32(syscall.EINTR) || res == -int32(syscall.EAGAIN) {
-			continue
-		}
-		if res < 0 {
+		case res < 0:
 			return syscall.Errno(-res)
+		default:
+			return nil
 		}
-		return nil
 	}
 }
 
-func (r *uring) submitAndWait(fd int, dataOnly bool) (int32, error) {
+// submit queues one fsync and returns the channel its result will arrive
+// on, or nil when the ring cannot take it.
+func (r *uring) submit(fd int, dataOnly bool) chan int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.broken || len(r.waiting) >= maxInFlight {
+		return nil
+	}
 	r.seq++
 	tail := atomic.LoadUint32(r.sqTail)
 	idx := tail & r.sqMask
-	s := (*sqe)(unsafe.Add(r.sqes, uintptr(idx)*sizeofSqe))
-	*s = sqe{opcode: ioringOpFsync, fd: int32(fd), userData: r.seq}
+	e := (*sqe)(unsafe.Add(r.sqes, uintptr(idx)*sizeofSqe))
+	*e = sqe{opcode: ioringOpFsync, fd: int32(fd), userData: r.seq}
 	if dataOnly {
-		s.fsyncFlags = ioringFsyncDatasync
+		e.fsyncFlags = ioringFsyncDatasync
 	}
 	*(*uint32)(unsafe.Add(r.sqArr, uintptr(idx)*4)) = idx
 	atomic.StoreUint32(r.sqTail, tail+1)
@@ -280,29 +289,49 @@ func (r *uring) submitAndWait(fd int, dataOnly bool) (int32, error) {
 		if errno == syscall.EINTR {
 			continue
 		}
-		if errno != 0 {
-			return 0, errno
-		}
-		if n != 1 {
-			return 0, errRingLost
+		if errno != 0 || n != 1 {
+			// Not submitted, or in an unknown state: stop using the ring.
+			r.failLocked()
+			return nil
 		}
 		break
 	}
+	ch := make(chan int32, 1)
+	r.waiting[r.seq] = ch
+	return ch
+}
+
+// reap hands each completion to its waiter. It parks on the eventfd, which
+// the kernel signals after posting completions.
+func (r *uring) reap() {
 	var buf [8]byte
 	for {
-		head := atomic.LoadUint32(r.cqHead)
-		if head != atomic.LoadUint32(r.cqTail) {
+		if _, err := r.ev.Read(buf[:]); err != nil {
+			r.mu.Lock()
+			r.failLocked()
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Lock()
+		for head := atomic.LoadUint32(r.cqHead); head != atomic.LoadUint32(r.cqTail); head++ {
 			c := *(*cqe)(unsafe.Add(r.cqes, uintptr(head&r.cqMask)*sizeofCqe))
 			atomic.StoreUint32(r.cqHead, head+1)
-			if c.userData != r.seq {
-				return 0, errRingLost
+			if ch, ok := r.waiting[c.userData]; ok {
+				delete(r.waiting, c.userData)
+				ch <- c.res
 			}
-			return c.res, nil
 		}
-		// Parks until the kernel signals a completion (a count left by an
-		// earlier one just sends us round the loop again).
-		if _, err := r.ev.Read(buf[:]); err != nil {
-			return 0, err
-		}
+		r.mu.Unlock()
+	}
+}
+
+// failLocked gives the ring up: every waiter falls back to the plain
+// system call (an fsync the ring still runs only syncs twice). Requires
+// r.mu held.
+func (r *uring) failLocked() {
+	r.broken = true
+	for id, ch := range r.waiting {
+		delete(r.waiting, id)
+		ch <- failed
 	}
 }
