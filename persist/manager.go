@@ -57,6 +57,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -714,6 +715,10 @@ func (m *Manager) capture(ctx context.Context, w *snapshotWriter) ([]uint64, err
 		if cap(buf) > 16<<20 {
 			buf = nil
 		}
+		// Let the connections run between shards: with one core
+		// (GOMAXPROCS=1) the pass otherwise runs until the scheduler
+		// preempts it, 10 ms at a time, and every request waits.
+		runtime.Gosched()
 	}
 	return cuts, nil
 }

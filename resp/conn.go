@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -107,6 +108,15 @@ func (c *Conn) serve() {
 		if c.closeAfter || c.srv.closing.Load() {
 			return
 		}
+		// Let the other connections run before reading: by the time this
+		// one is scheduled again its client has usually answered, so the
+		// read finds data. Reading at once would find the socket empty
+		// (EAGAIN), park through the netpoller and read again: two reads
+		// and an epoll_wait per request instead of one read. Measured at
+		// pipeline 1 with 50 clients (bench/loadgen, one core): SET 166k
+		// -> 195k ops/s, CL.THROTTLE 170k -> 196k; reads per request 2.0
+		// -> 1.06; nothing slower at pipeline 32.
+		runtime.Gosched()
 		if err := c.read(); err != nil {
 			if c.srv.closing.Load() {
 				return
