@@ -580,3 +580,18 @@ func TestCloseSaveModes(t *testing.T) {
 		}
 	}
 }
+
+func TestRemoveGradually(t *testing.T) {
+	dir := t.TempDir()
+	for _, size := range []int64{0, 1, removeStep - 1, 3*removeStep + 5} {
+		path := filepath.Join(dir, "f")
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		require.NoError(t, f.Truncate(size))
+		require.NoError(t, f.Close())
+		require.NoError(t, removeGradually(path), "size %d", size)
+		_, err = os.Stat(path)
+		require.ErrorIs(t, err, os.ErrNotExist, "size %d", size)
+	}
+	require.ErrorIs(t, removeGradually(filepath.Join(dir, "missing")), os.ErrNotExist)
+}
