@@ -27,7 +27,7 @@
 #
 # Environment (defaults in brackets): CASES ["gcra zset100 zset1000 sl100
 # sl1000"], GCRA_KEYS [1000000], PIPELINE [64], FILL_LIMIT [60s] (each fill
-# stops there; the table then says how much it wrote), SETTLE [2]
+# stops there; the table then says how much it wrote), SETTLE [3]
 # seconds, SERVERS ["redis ratekv"], SERVER_CORE [0], CLIENT_CORE [1],
 # OUT [bench/results/memory.md].
 set -euo pipefail
@@ -38,7 +38,7 @@ CASES=${CASES:-"gcra zset100 zset1000 sl100 sl1000"}
 GCRA_KEYS=${GCRA_KEYS:-1000000}
 PIPELINE=${PIPELINE:-64}
 FILL_LIMIT=${FILL_LIMIT:-60s}
-SETTLE=${SETTLE:-2}
+SETTLE=${SETTLE:-3}
 SERVERS=${SERVERS:-"redis ratekv"}
 SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
