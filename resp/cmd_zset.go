@@ -460,16 +460,7 @@ func cmdZcount(c *Conn, args [][]byte) {
 		c.WriteError(errMinMaxFloat)
 		return
 	}
-	z, ok := c.lookupZSet(args[1])
-	if !ok {
-		return
-	}
-	if z == nil {
-		c.WriteInt(0)
-		return
-	}
-	lo, hi := z.ScoreSpan(r)
-	c.WriteInt(int64(hi - lo))
+	zcountGeneric(c, args[1], func(z *shards.ZSet) (int, int) { return z.ScoreSpan(r) })
 }
 
 // ZLEXCOUNT key min max
@@ -479,7 +470,13 @@ func cmdZlexcount(c *Conn, args [][]byte) {
 		c.WriteError(errMinMaxLex)
 		return
 	}
-	z, ok := c.lookupZSet(args[1])
+	zcountGeneric(c, args[1], func(z *shards.ZSet) (int, int) { return z.LexSpan(r) })
+}
+
+// zcountGeneric replies how many members of key's set lie in the ranks
+// span returns (0 for a missing key).
+func zcountGeneric(c *Conn, key []byte, span func(*shards.ZSet) (lo, hi int)) {
+	z, ok := c.lookupZSet(key)
 	if !ok {
 		return
 	}
@@ -487,7 +484,7 @@ func cmdZlexcount(c *Conn, args [][]byte) {
 		c.WriteInt(0)
 		return
 	}
-	lo, hi := z.LexSpan(r)
+	lo, hi := span(z)
 	c.WriteInt(int64(hi - lo))
 }
 
