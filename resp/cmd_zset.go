@@ -666,11 +666,11 @@ func zrangeGeneric(c *Conn, args [][]byte, kind zrangeKind, dir zrangeDir) {
 	} else {
 		c.WriteArray(count)
 	}
-	z.Walk(lo, hi, o.rev, func(m *shards.ZMember) bool {
+	z.Walk(lo, hi, o.rev, func(m shards.ZMember) bool {
 		if o.withScores {
-			c.writeScored(m, pairs)
+			c.writeScored(&m, pairs)
 		} else {
-			c.writeMember(m)
+			c.writeMember(&m)
 		}
 		return true
 	})
@@ -790,8 +790,8 @@ func zpopGeneric(c *Conn, args [][]byte, max bool) {
 	if max {
 		lo, hi = z.Len()-k, z.Len()
 	}
-	z.Walk(lo, hi, max, func(m *shards.ZMember) bool {
-		c.writeScored(m, nested)
+	z.Walk(lo, hi, max, func(m shards.ZMember) bool {
+		c.writeScored(&m, nested)
 		return true
 	})
 	z.RemoveRanks(lo, hi)
@@ -816,7 +816,7 @@ func cmdZrandmember(c *Conn, args [][]byte) {
 			c.WriteNull()
 			return
 		}
-		z.Sample(1, true, func(m *shards.ZMember) { c.writeMember(m) })
+		z.Sample(1, true, func(m shards.ZMember) { c.writeMember(&m) })
 		return
 	}
 	l, ok := ParseInt(args[2])
@@ -865,11 +865,11 @@ func cmdZrandmember(c *Conn, args [][]byte) {
 	} else {
 		c.WriteArray(int(count))
 	}
-	z.Sample(int(count), unique, func(m *shards.ZMember) {
+	z.Sample(int(count), unique, func(m shards.ZMember) {
 		if withScores {
-			c.writeScored(m, pairs)
+			c.writeScored(&m, pairs)
 		} else {
-			c.writeMember(m)
+			c.writeMember(&m)
 		}
 	})
 }
@@ -928,7 +928,7 @@ func cmdZscan(c *Conn, args [][]byte) {
 	n := 0
 	var mbuf [20]byte
 	var sbuf [32]byte
-	next := z.Scan(cursor, int(min(count, math.MaxInt32)), func(m *shards.ZMember) {
+	next := z.Scan(cursor, int(min(count, math.MaxInt32)), func(m shards.ZMember) {
 		if pattern != nil {
 			mb := m.Member
 			if m.IsInt {
@@ -938,7 +938,7 @@ func cmdZscan(c *Conn, args [][]byte) {
 				return
 			}
 		}
-		c.writeMember(m)
+		c.writeMember(&m)
 		c.out = redcon.AppendBulk(c.out, AppendFloat(sbuf[:0], m.Score))
 		n += 2
 	})

@@ -18,7 +18,7 @@ func appendZSet(dst []byte, z *ZSet) []byte {
 	n := z.Len()
 	dst = binary.AppendUvarint(dst, uint64(n))
 	var num [20]byte
-	z.Walk(0, n, false, func(m *ZMember) bool {
+	z.Walk(0, n, false, func(m ZMember) bool {
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(m.Score))
 		mb := m.Member
 		if m.IsInt {

@@ -25,7 +25,7 @@ func codecZSet(t testing.TB, pairs ...any) *ZSet {
 // codecZMembers lists a set's members as "score member" strings.
 func codecZMembers(z *ZSet) []string {
 	var out []string
-	z.Walk(0, z.Len(), false, func(m *ZMember) bool {
+	z.Walk(0, z.Len(), false, func(m ZMember) bool {
 		out = append(out, fmt.Sprintf("%v %s", m.Score, m.String()))
 		return true
 	})

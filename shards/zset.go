@@ -903,8 +903,12 @@ func (z *ZSet) LexSpan(r LexRange) (lo, hi int) {
 
 // Walk calls fn for the members of ranks [lo, hi), in ascending order, or in
 // descending order (from hi-1 down to lo) when rev, until fn returns false.
-// The set must not change during the walk.
-func (z *ZSet) Walk(lo, hi int, rev bool, fn func(m *ZMember) bool) {
+// The set must not change during the walk. fn gets the member by value: a
+// pointer to Walk's record, passed to a function value, would make the
+// record escape to the heap, an allocation per ZRANGE.
+//
+// The member's bytes alias the set; copy them to keep them.
+func (z *ZSet) Walk(lo, hi int, rev bool, fn func(m ZMember) bool) {
 	lo, hi = max(lo, 0), min(hi, z.Len())
 	if lo >= hi {
 		return
@@ -923,7 +927,7 @@ func (z *ZSet) Walk(lo, hi int, rev bool, fn func(m *ZMember) bool) {
 		for k := hi - lo; ok && k > 0; k-- {
 			e := it.Item()
 			m.Score, m.Member = e.score, bytesOf(e.member)
-			if !fn(&m) {
+			if !fn(m) {
 				return
 			}
 			if rev {
@@ -938,7 +942,7 @@ func (z *ZSet) Walk(lo, hi int, rev bool, fn func(m *ZMember) bool) {
 	if !rev {
 		for i := lo; i < hi; i++ {
 			p.off = lpDecode(z.lp, p.off, &p.st, &m)
-			if !fn(&m) {
+			if !fn(m) {
 				return
 			}
 		}
@@ -955,7 +959,7 @@ func (z *ZSet) Walk(lo, hi int, rev bool, fn func(m *ZMember) bool) {
 	for i := len(pos) - 1; i >= 0; i-- {
 		st := pos[i].st
 		lpDecode(z.lp, pos[i].off, &st, &m)
-		if !fn(&m) {
+		if !fn(m) {
 			return
 		}
 	}
@@ -1008,27 +1012,27 @@ func (z *ZSet) RemoveRanks(lo, hi int) int {
 // At returns the member of rank r (0 <= r < Len).
 func (z *ZSet) At(r int) ZMember {
 	var m ZMember
-	z.Walk(r, r+1, false, func(x *ZMember) bool { m = *x; return false })
+	z.Walk(r, r+1, false, func(x ZMember) bool { m = x; return false })
 	return m
 }
 
 // Sample calls fn for count members picked at random: distinct members when
 // unique (all of them, in order, when count >= Len), otherwise each pick
 // independent of the others. The set must not change during the call.
-func (z *ZSet) Sample(count int, unique bool, fn func(m *ZMember)) {
+func (z *ZSet) Sample(count int, unique bool, fn func(m ZMember)) {
 	n := z.Len()
 	if n == 0 || count <= 0 {
 		return
 	}
 	if unique && count >= n {
-		z.Walk(0, n, false, func(m *ZMember) bool { fn(m); return true })
+		z.Walk(0, n, false, func(m ZMember) bool { fn(m); return true })
 		return
 	}
 	if z.big != nil {
 		if !unique {
 			for ; count > 0; count-- {
 				m := z.At(rand.IntN(n))
-				fn(&m)
+				fn(m)
 			}
 			return
 		}
@@ -1039,7 +1043,7 @@ func (z *ZSet) Sample(count int, unique bool, fn func(m *ZMember)) {
 				chosen[r] = true
 			}
 			i := 0
-			z.Walk(0, n, false, func(m *ZMember) bool {
+			z.Walk(0, n, false, func(m ZMember) bool {
 				if chosen[i] {
 					fn(m)
 				}
@@ -1056,7 +1060,7 @@ func (z *ZSet) Sample(count int, unique bool, fn func(m *ZMember)) {
 			}
 			seen[r] = struct{}{}
 			m := z.At(r)
-			fn(&m)
+			fn(m)
 		}
 		return
 	}
@@ -1071,7 +1075,7 @@ func (z *ZSet) Sample(count int, unique bool, fn func(m *ZMember)) {
 	emit := func(i int) {
 		st := pos[i].st
 		lpDecode(z.lp, pos[i].off, &st, &m)
-		fn(&m)
+		fn(m)
 	}
 	if !unique {
 		for ; count > 0; count-- {
@@ -1096,10 +1100,10 @@ func (z *ZSet) Sample(count int, unique bool, fn func(m *ZMember)) {
 // the whole set to pick the next batch, so a batch is at least a sixteenth
 // of the set: a full scan costs at most about sixteen passes, whatever
 // count is.
-func (z *ZSet) Scan(cursor uint64, count int, fn func(m *ZMember)) uint64 {
+func (z *ZSet) Scan(cursor uint64, count int, fn func(m ZMember)) uint64 {
 	if z.big == nil {
 		// Whatever the cursor, as Redis does for a listpack.
-		z.Walk(0, z.n, false, func(m *ZMember) bool { fn(m); return true })
+		z.Walk(0, z.n, false, func(m ZMember) bool { fn(m); return true })
 		return 0
 	}
 	slots := z.big.index.slots
@@ -1154,7 +1158,7 @@ func (z *ZSet) Scan(cursor uint64, count int, fn func(m *ZMember)) uint64 {
 	var m ZMember
 	for _, it := range heap {
 		m.Score, m.Member = it.e.score, bytesOf(it.e.member)
-		fn(&m)
+		fn(m)
 	}
 	if next != 0 {
 		// Is anything left past the batch? If not, say so now rather than

@@ -40,7 +40,7 @@ func (zm zmodel) sorted() []zpair {
 
 func zcontent(z *ZSet) []zpair {
 	var out []zpair
-	z.Walk(0, z.Len(), false, func(m *ZMember) bool {
+	z.Walk(0, z.Len(), false, func(m ZMember) bool {
 		out = append(out, zpair{m.String(), m.Score})
 		return true
 	})
@@ -175,7 +175,7 @@ func zsetModelStep(t *testing.T, rnd *rand.Rand, z *ZSet, model zmodel, step int
 		lo, hi := rnd.IntN(n+2)-1, rnd.IntN(n+2)-1
 		rev := rnd.IntN(2) == 0
 		var got []zpair
-		z.Walk(lo, hi, rev, func(m *ZMember) bool {
+		z.Walk(lo, hi, rev, func(m ZMember) bool {
 			got = append(got, zpair{m.String(), m.Score})
 			return true
 		})
@@ -200,7 +200,7 @@ func zsetModelStep(t *testing.T, rnd *rand.Rand, z *ZSet, model zmodel, step int
 		unique := rnd.IntN(2) == 0
 		seen := map[string]bool{}
 		k := 0
-		z.Sample(count, unique, func(m *ZMember) {
+		z.Sample(count, unique, func(m ZMember) {
 			s, ok := model[m.String()]
 			require.True(t, ok && sameScore(s, m.Score), "step %d: Sample gave %q=%v", step, m.String(), m.Score)
 			require.False(t, unique && seen[m.String()], "step %d: Sample repeated %q", step, m.String())
@@ -352,7 +352,7 @@ func TestZSetScan(t *testing.T) {
 	seen := map[string]int{}
 	cursor, calls := uint64(0), 0
 	for {
-		cursor = z.Scan(cursor, 10, func(m *ZMember) { seen[m.String()]++ })
+		cursor = z.Scan(cursor, 10, func(m ZMember) { seen[m.String()]++ })
 		calls++
 		// Churn: members that come and go are allowed to be missed.
 		z.Add(1e9, []byte("tmp"+strconv.Itoa(calls)), 0)
@@ -370,7 +370,7 @@ func TestZSetScan(t *testing.T) {
 	c := NewZSet(0, 0)
 	c.Add(1, []byte("x"), 0)
 	n := 0
-	require.Equal(t, uint64(0), c.Scan(0, 1, func(*ZMember) { n++ }))
+	require.Equal(t, uint64(0), c.Scan(0, 1, func(ZMember) { n++ }))
 	require.Equal(t, 1, n)
 }
 
