@@ -466,8 +466,9 @@ func (l *Log) run() {
 // gatherWait bounds how long an fsync under always waits for its crowd.
 // Go's timers are only as fine as the netpoller's millisecond timeout when
 // the process is otherwise idle, so this is the shortest that means
-// anything; it is reached only when clients have gone away.
-const gatherWait = time.Millisecond
+// anything; it is reached only when clients have gone away. A variable so
+// that a test can make it long enough to be deterministic.
+var gatherWait = time.Millisecond
 
 // gather, under always, holds the next fsync until as many clients wait for
 // it as waited in all when the last one ended (or gatherWait passes).

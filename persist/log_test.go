@@ -140,6 +140,12 @@ func (f *slowFile) Sync() error {
 // the first writer back starts an fsync alone and the others wait for the
 // next one.
 func TestLogAlwaysGathersEveryWaitingClient(t *testing.T) {
+	// Long enough that a busy machine does not time the gathering out: the
+	// count below then depends on the logic only. (Restored after the log
+	// is closed: cleanups run last-registered first.)
+	w := gatherWait
+	t.Cleanup(func() { gatherWait = w })
+	gatherWait = 200 * time.Millisecond
 	f := &slowFile{delay: 3 * time.Millisecond}
 	l := openLog(f, "slow", 0, FsyncAlways, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { l.Close() })
@@ -170,9 +176,10 @@ func TestLogAlwaysGathersEveryWaitingClient(t *testing.T) {
 	recs, err := readAll(durable)
 	require.ErrorIs(t, err, io.EOF)
 	require.Len(t, recs, writers*rounds)
-	// Each writer needs rounds fsyncs; without gather it takes about
-	// twice as many.
-	require.LessOrEqual(t, syncs, rounds*6/5, "fsyncs for %d writers x %d rounds", writers, rounds)
+	// Each round needs one fsync for all the writers (plus one at the
+	// start, before the crowd is known); without gather it takes more
+	// (34-40 measured).
+	require.LessOrEqual(t, syncs, rounds+2, "fsyncs for %d writers x %d rounds", writers, rounds)
 	t.Logf("%d records, %d fsyncs", writers*rounds, syncs)
 }
 
