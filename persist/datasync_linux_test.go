@@ -98,3 +98,30 @@ func TestRingConcurrentSyncs(t *testing.T) {
 		}
 	})
 }
+
+func TestRemoveFileDeletesAndReportsErrors(t *testing.T) {
+	withRing(t, func(t *testing.T) {
+		dir := t.TempDir()
+		big := filepath.Join(dir, "big")
+		require.NoError(t, os.WriteFile(big, make([]byte, 9<<20), 0o644)) // several removeSteps
+		require.NoError(t, removeFile(big))
+		_, err := os.Stat(big)
+		require.ErrorIs(t, err, os.ErrNotExist)
+
+		// A missing file is reported, naming it, as os.Remove would.
+		err = removeFile(big)
+		require.ErrorIs(t, err, os.ErrNotExist)
+		require.Contains(t, err.Error(), big)
+		if r := sharedRing(); r != nil {
+			// This kernel has IORING_OP_UNLINKAT (5.11+): no fallback.
+			require.ErrorIs(t, r.unlink(big), syscall.ENOENT)
+		}
+
+		// A relative path is resolved from the working directory.
+		t.Chdir(dir)
+		require.NoError(t, os.WriteFile("small", []byte("x"), 0o644))
+		require.NoError(t, removeFile("small"))
+		_, err = os.Stat(filepath.Join(dir, "small"))
+		require.ErrorIs(t, err, os.ErrNotExist)
+	})
+}

@@ -12,3 +12,6 @@ func fullSync(f *os.File) error { return f.Sync() }
 
 // fsyncMethod says how files are made durable, for the start-up log.
 func fsyncMethod() string { return "system call" }
+
+// removeFile deletes a file that may be large; see removeGradually.
+func removeFile(path string) error { return removeGradually(path) }

@@ -861,7 +861,7 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 	m.mu.Unlock()
 	for _, name := range chain.files() {
 		if !slices.Contains(final.files(), name) {
-			if err := removeGradually(filepath.Join(m.aofDir, name)); err != nil {
+			if err := removeFile(filepath.Join(m.aofDir, name)); err != nil {
 				m.logger.Warn("could not delete an old append-only file", "file", name, "err", err)
 			}
 		}
@@ -876,13 +876,13 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 // a millisecond of ext4's work here.
 const removeStep = 4 << 20
 
-// removeGradually deletes a file that may be large without holding up the
-// connections. Unlinking a file frees all its blocks in one system call,
-// and a Go thread blocked in it keeps the scheduler's processor: removing
-// a rewritten 64 MB log took 13 ms, during which a one-core server
-// answered nothing (p99.9 latency under everysec: 20 ms with rewrites, 10
-// without). Truncating it a few megabytes at a time, yielding in between,
-// spreads the work (Redis unlinks in a background thread).
+// removeGradually deletes a file that may be large, for when removeFile
+// cannot hand the job to a kernel worker. Unlinking a file frees all its
+// blocks in one system call, and a Go thread blocked in it keeps the
+// scheduler's processor: removing a rewritten 64 MB log took 13 ms, during
+// which a one-core server answered nothing (p99.9 latency under everysec:
+// 20 ms with rewrites, 10 without). Truncating it a few megabytes at a
+// time, yielding in between, spreads the work.
 func removeGradually(path string) error {
 	if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
 		if fi, err := f.Stat(); err == nil {
