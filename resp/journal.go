@@ -194,25 +194,3 @@ var (
 	bREPLACE   = []byte("REPLACE")
 	bABSTTL    = []byte("ABSTTL")
 )
-
-func appendInt(dst []byte, n int64) []byte {
-	var buf [20]byte
-	i := len(buf)
-	u := uint64(n)
-	if n < 0 {
-		u = uint64(-n)
-	}
-	for {
-		i--
-		buf[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			break
-		}
-	}
-	if n < 0 {
-		i--
-		buf[i] = '-'
-	}
-	return append(dst, buf[i:]...)
-}
