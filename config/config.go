@@ -54,6 +54,7 @@ var Params = []Param{
 	{Name: "auto-aof-rewrite-min-size", Default: "64mb", Mutable: true, Usage: "do not rewrite the log automatically below this size", Check: memRange(0, 1<<50)},
 	{Name: "aof-load-truncated", Default: "yes", Mutable: true, Usage: "at start, truncate a torn last record of the log (yes) or refuse to start (no)", Check: oneOf("yes", "no")},
 	{Name: "aof-load-corrupt", Default: "refuse", Mutable: true, Usage: "at start, on corruption inside the log: refuse to start, or truncate there (the rest is kept aside)", Check: oneOf("refuse", "truncate")},
+	{Name: "batch-replies", Default: "yes", Mutable: true, Usage: "write the replies of all clients served in one scheduling round together (fewer wakeups of the clients; no: each client's replies as soon as its batch ran)", Check: oneOf("yes", "no")},
 	{Name: "databases", Default: "1", Usage: "number of databases (ratekv has only db 0)", Check: oneOf("1")},
 	{Name: "zset-max-listpack-entries", Alias: "zset-max-ziplist-entries", Default: "128", Mutable: true, Usage: "sorted sets with at most this many members use the compact encoding", Check: intRange(0, math.MaxInt64)},
 	{Name: "zset-max-listpack-value", Alias: "zset-max-ziplist-value", Default: "64", Mutable: true, Usage: "sorted sets whose members are all at most this long (bytes) use the compact encoding", Check: intRange(0, math.MaxInt64)},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ratekv/ratekv/shards"
@@ -21,6 +22,9 @@ import (
 type Conn struct {
 	srv     *Server
 	nc      net.Conn
+	raw     syscall.RawConn // nc's file descriptor, for replyWriter; nil: write directly
+	writer  *replyWriter    // nil: write directly
+	wrote   chan int        // how much the writer wrote of out
 	id      int64
 	addr    string
 	laddr   string
@@ -100,7 +104,7 @@ func (c *Conn) serve() {
 			return
 		}
 		if len(c.out) > 0 {
-			if err := c.flush(); err != nil {
+			if err := c.flushRound(); err != nil {
 				return
 			}
 		}
@@ -228,20 +232,32 @@ func (c *Conn) flush() error {
 	if len(c.out) == 0 {
 		return nil
 	}
+	c.syncJournal()
+	n, err := c.nc.Write(c.out)
+	c.srv.netOut.Add(int64(n))
+	c.resetOut()
+	return err
+}
+
+// syncJournal waits until this connection's writes are as durable as
+// appendfsync demands: replies must not leave before.
+func (c *Conn) syncJournal() {
 	if c.journalSeq != 0 {
 		if err := c.srv.journal.Sync(c.journalSeq); err != nil {
 			c.srv.log.Error("journal sync failed", "err", err)
 		}
 		c.journalSeq = 0
 	}
-	n, err := c.nc.Write(c.out)
-	c.srv.netOut.Add(int64(n))
+}
+
+// resetOut empties the reply buffer once it has been written, dropping it
+// when a big reply grew it.
+func (c *Conn) resetOut() {
 	if cap(c.out) > shrinkAt {
 		c.out = nil
 	} else {
 		c.out = c.out[:0]
 	}
-	return err
 }
 
 func (c *Conn) close() {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ratekv/ratekv/config"
@@ -52,6 +54,9 @@ type Server struct {
 	errStats      map[string]int64
 	totalErrors   atomic.Int64
 	stats         serverStats // INFO's ids, memory peak and rate sampler (cmd_server.go)
+
+	writers      []*replyWriter // one per P; see flusher.go
+	batchReplies atomic.Bool    // batch-replies
 }
 
 // Version is ratekv's version, reported by --version and INFO.
@@ -73,6 +78,9 @@ func New(store *shards.Store, cfg *config.Config, log *slog.Logger) *Server {
 		errStats: make(map[string]int64),
 	}
 	s.applyConfig()
+	for range runtime.GOMAXPROCS(0) {
+		s.writers = append(s.writers, newReplyWriter())
+	}
 	return s
 }
 
@@ -83,6 +91,7 @@ func (s *Server) applyConfig() {
 	s.queryLimit.Store(s.cfg.Int("client-query-buffer-limit"))
 	s.maxClients.Store(s.cfg.Int("maxclients"))
 	s.idleTimeout.Store(s.cfg.Int("timeout"))
+	s.batchReplies.Store(s.cfg.Get("batch-replies") == "yes")
 	pw := s.cfg.Get("requirepass")
 	s.password.Store(&pw)
 	// Process-wide: the sorted-set code reads them on every insertion.
@@ -164,6 +173,13 @@ func (s *Server) startConn(nc net.Conn) {
 		proto:   2,
 	}
 	c.authed = *s.password.Load() == ""
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			c.raw = rc
+			c.writer = s.writers[int(c.id)%len(s.writers)]
+			c.wrote = make(chan int, 1)
+		}
+	}
 	c.lastSeen.Store(c.created.UnixMilli())
 	s.mu.Lock()
 	if s.closing.Load() {
@@ -215,7 +231,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
+	go func() {
+		s.wg.Wait()
+		for _, w := range s.writers {
+			w.close()
+		}
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil
