@@ -2,7 +2,6 @@ package resp
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/ratekv/ratekv/gcra"
@@ -33,16 +32,47 @@ func init() {
 }
 
 // parseCellInt parses a CL.THROTTLE number as redis-cell does (Rust's
-// i64::from_str, which accepts a leading '+' and leading zeros, exactly as
-// strconv.ParseInt does).
+// i64::from_str: an optional '+' or '-', then one or more ASCII digits,
+// leading zeros allowed, within the int64 range), which is what
+// strconv.ParseInt(s, 10, 64) accepts too; arguments longer than 20 bytes
+// are refused. Hand-written because it runs four times per CL.THROTTLE:
+// strconv needs a string (a copy) and goes through ParseUint.
 func parseCellInt(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}
-	var buf [20]byte
-	n := copy(buf[:], b)
-	v, err := strconv.ParseInt(string(buf[:n]), 10, 64) // no allocation: the conversion does not escape
-	return v, err == nil
+	neg := false
+	switch b[0] {
+	case '-':
+		neg = true
+		b = b[1:]
+	case '+':
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	var u uint64
+	for _, ch := range b {
+		d := uint64(ch - '0')
+		if d > 9 {
+			return 0, false
+		}
+		if u > (1<<63)/10 {
+			return 0, false // u*10 alone exceeds any int64 magnitude
+		}
+		u = u*10 + d
+		if u > 1<<63 {
+			return 0, false
+		}
+	}
+	if neg {
+		return -int64(u), true // -(1<<63) wraps to MinInt64, the one magnitude only a negative has
+	}
+	if u > 1<<63-1 {
+		return 0, false
+	}
+	return int64(u), true
 }
 
 // parseThrottle parses "max_burst count period [quantity]" (args after the

@@ -26,7 +26,19 @@ func (c *Conn) WriteError(msg string) {
 }
 
 // WriteInt writes an integer (:n).
-func (c *Conn) WriteInt(n int64) { c.out = redcon.AppendInt(c.out, n) }
+//
+// Most integer replies are small (CL.THROTTLE's five, counts, flags): a
+// single digit is written directly, others through formatUint, both
+// without strconv's call and copy.
+func (c *Conn) WriteInt(n int64) {
+	if uint64(n) < 10 {
+		c.out = append(c.out, ':', byte('0'+n), '\r', '\n')
+		return
+	}
+	c.out = append(c.out, ':')
+	c.out = appendInt(c.out, n)
+	c.out = append(c.out, '\r', '\n')
+}
 
 // WriteBulk writes a bulk string.
 func (c *Conn) WriteBulk(b []byte) { c.out = appendBulk(c.out, b) }
