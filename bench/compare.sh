@@ -31,6 +31,10 @@
 #               report each cell's best round (by ops/s): on a shared,
 #               noisy machine other jobs only ever slow a run down
 #   OUT         [bench/results/latest.md]
+#   CEILING     [1 when WORKLOADS has ping and PERSIST has no] 1: also run
+#               PING on bench/noop, a redcon server that does no work (the
+#               "no-op ceiling" of issue 6), and print ratekv's throughput
+#               against it under the table
 #   CHARTS      [1]          0: no charts. Otherwise bench/chart draws
 #               throughput.png and latency.png beside OUT (OUT=x/persist.md:
 #               x/persist-throughput.png, …); a failure only adds a note
@@ -84,6 +88,12 @@ RUN_LIMIT=$(($(dur_secs "$DURATION") + $(dur_secs "$WARMUP") + 60 + KEYS / 50000
 # --- build -----------------------------------------------------------------
 
 build_tools
+CEILING_DEFAULT=0
+[[ " $WORKLOADS " == *" ping "* && " $PERSIST " == *" no "* ]] && CEILING_DEFAULT=1
+CEILING=${CEILING:-$CEILING_DEFAULT}
+if ((CEILING)); then
+	(cd "$ROOT" && timeout 300 go build -o "$TMP/noop" ./bench/noop) || die "building bench/noop failed"
+fi
 
 # --- servers ---------------------------------------------------------------
 
@@ -128,6 +138,9 @@ start_server() {
 		ratekv)
 			GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/ratekv" --bind 127.0.0.1 --port "$PORT" --dir "$DATA_DIR" \
 				--save '' "${aof[@]}" --loglevel warning >"$TMP/ratekv.log" 2>&1 &
+			;;
+		noop)
+			GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/noop" -addr "127.0.0.1:$PORT" >"$TMP/noop.log" 2>&1 &
 			;;
 		esac
 		SERVER_PID=$!
@@ -188,7 +201,9 @@ run_server() {
 		NOTES+=("$server ($mode) skipped: it did not start (see its log)")
 		return
 	fi
-	for w in $WORKLOADS; do
+	local rows=$WORKLOADS
+	[[ $server == noop ]] && rows=ping # the ceiling answers PING only
+	for w in $rows; do
 		lw=$(loadgen_workload "$server" "$w")
 		for p in $PIPELINES; do
 			log "$server ($mode): $lw pipeline $p ($DURATION)"
@@ -249,6 +264,9 @@ for round in $(seq "$ROUNDS"); do
 			*) die "unknown server $s (want redis and/or ratekv)" ;;
 			esac
 		done
+		if ((CEILING)) && [[ $mode == no ]]; then
+			run_server noop no
+		fi
 	done
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
@@ -324,6 +342,18 @@ fi
 			done
 		done
 	done
+	# The no-op ceiling (issue 6): ratekv against a server that does no work.
+	if ((CEILING)); then
+		echo
+		echo "Against the no-op ceiling (bench/noop: redcon answering PING, GOMAXPROCS=1, same pinning; persistence no):"
+		echo
+		echo "| pipeline | no-op PING ops/s | redis PING / no-op | ratekv PING / no-op | ratekv CL.THROTTLE / no-op |"
+		echo "|---:|---:|---:|---:|---:|"
+		for p in $PIPELINES; do
+			ceil=${RES[noop|no|ping|$p|ops_per_sec]-}
+			echo "| $p | $(printf '%.0f' "${ceil:-0}") | $(div "${RES[redis|no|ping|$p|ops_per_sec]-}" "$ceil") | $(div "${RES[ratekv|no|ping|$p|ops_per_sec]-}" "$ceil") | $(div "${RES[ratekv|no|throttle|$p|ops_per_sec]-}" "$ceil") |"
+		done
+	fi
 	# The cost of persistence: each server against itself without it.
 	if [[ " $PERSIST " == *" no "* && $PERSIST != no ]]; then
 		echo
