@@ -317,6 +317,14 @@ func convertFloat(b []byte, n strtodNumber) (float64, bool) {
 // than 62 bytes and a number that overflows within a factor of ten of the
 // largest double (strconv reports that with an allocated error).
 func ParseFloat(b []byte) (float64, bool) {
+	if f, ok := parseFloatInteger(b); ok {
+		return f, true
+	}
+	return parseFloatGeneral(b)
+}
+
+// parseFloatGeneral is ParseFloat without the integer fast path.
+func parseFloatGeneral(b []byte) (float64, bool) {
 	if len(b) == 0 || numIsSpace(b[0]) {
 		return 0, false
 	}
@@ -338,6 +346,38 @@ func ParseFloat(b []byte) (float64, bool) {
 		return 0, false // strtod's ERANGE with HUGE_VAL or zero
 	}
 	return f, true
+}
+
+// parseFloatInteger is ParseFloat's fast path for the common score, a
+// plain decimal integer (a sliding log's microsecond timestamp): an
+// optional sign and 1 to 18 digits. Converting the int64 rounds to
+// nearest-even exactly as strtod rounds the decimal, so the result is the
+// same; "-0" keeps strtod's negative zero. ok is false for anything else,
+// which takes the general path. (Three scores per call of the MULTI
+// sliding-log recipe: the general path cost 200 ns of the 3.8 us.)
+func parseFloatInteger(b []byte) (float64, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		if v == 0 {
+			return math.Copysign(0, -1), true
+		}
+		return float64(-v), true
+	}
+	return float64(v), true
 }
 
 // numIsSpace is isspace in the "C" locale.

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -282,12 +283,42 @@ func TestParseHugeExponentsAreCheap(t *testing.T) {
 	}
 }
 
+// The integer fast path gives exactly what the general (strtod) path gives,
+// sign of zero included, around every power of two where float64 starts
+// rounding and for random integers of every length.
+func TestParseFloatIntegerFastPath(t *testing.T) {
+	in := []string{"0", "-0", "+0", "007", "-007", "1", "-1", "1795307408539667", "999999999999999999", "-999999999999999999"}
+	for p := 50; p <= 59; p++ {
+		for d := int64(-3); d <= 3; d++ {
+			in = append(in, strconv.FormatInt(int64(1)<<p+d, 10), strconv.FormatInt(-(int64(1)<<p+d), 10))
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := 0; i < 20000; i++ {
+		in = append(in, strconv.FormatUint(r.Uint64()%uint64(math.Pow10(1+r.IntN(18))), 10))
+	}
+	for _, s := range in {
+		f, ok := parseFloatInteger([]byte(s))
+		require.True(t, ok, s)
+		g, gok := parseFloatGeneral([]byte(s))
+		require.True(t, gok, s)
+		require.Equal(t, math.Float64bits(g), math.Float64bits(f), s)
+	}
+	for _, s := range []string{"", "-", "+", "1.5", "1e3", " 1", "0x10", "1234567890123456789", "12a"} {
+		_, ok := parseFloatInteger([]byte(s))
+		require.False(t, ok, s)
+	}
+}
+
 func FuzzParseFloat(f *testing.F) {
 	for _, tc := range floatTests {
 		f.Add([]byte(tc.in))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d, dOK := ParseFloat(b)
+		if g, gOK := parseFloatGeneral(b); gOK != dOK || dOK && math.Float64bits(g) != math.Float64bits(d) {
+			t.Fatalf("ParseFloat(%q) = %v, %v; without the fast path %v, %v", b, d, dOK, g, gOK)
+		}
 		ld, ldOK := ParseLongDouble(b)
 		if dOK {
 			if math.IsNaN(d) {
