@@ -72,7 +72,7 @@ func init() {
 // exist. When key holds another kind of value it replies WRONGTYPE and
 // returns ok false.
 func (c *Conn) lookupString(key []byte) (e *shards.Entry, ok bool) {
-	e = c.srv.store.Lookup(key, c.nowMs)
+	e = c.srv.store.LookupIn(c.keyShard(key), key, c.nowMs)
 	if e != nil && e.Kind() != shards.KindString {
 		c.WriteError(errWrongType)
 		return nil, false
@@ -243,8 +243,9 @@ func (c *Conn) setGeneric(key, val []byte, o setOpts, name string, intReply bool
 		}
 	}
 	st := c.srv.store
+	sh := c.keyShard(key)
 	if o.flags&(setNX|setXX|setGet) != 0 {
-		e := st.Lookup(key, c.nowMs)
+		e := st.LookupIn(sh, key, c.nowMs)
 		if o.flags&setGet != 0 {
 			switch {
 			case e == nil:
@@ -267,13 +268,13 @@ func (c *Conn) setGeneric(key, val []byte, o setOpts, name string, intReply bool
 			return
 		}
 	}
-	e, _ := st.Put(key, c.nowMs)
+	e, _ := st.PutIn(sh, key, c.nowMs)
 	st.SetBytes(key, e, val)
 	switch {
 	case o.flags&setExpireAny != 0:
-		st.SetExpire(key, e, at)
+		st.SetExpireIn(sh, key, e, at)
 	case o.flags&setKeepTTL == 0:
-		st.SetExpire(key, e, 0)
+		st.SetExpireIn(sh, key, e, 0)
 	}
 	c.noteWritten(e)
 	switch {
@@ -440,9 +441,10 @@ func cmdDecrby(c *Conn, args [][]byte) {
 // key's deadline. An existing counter is updated in place: no allocation.
 func (c *Conn) incrBy(key []byte, by int64) {
 	st := c.srv.store
-	e := st.Lookup(key, c.nowMs)
+	sh := c.keyShard(key)
+	e := st.LookupIn(sh, key, c.nowMs)
 	if e == nil {
-		e, _ = st.Put(key, c.nowMs)
+		e, _ = st.PutIn(sh, key, c.nowMs)
 		st.SetInt(e, by)
 		c.noteWritten(e)
 		c.WriteInt(by)
@@ -463,7 +465,7 @@ func (c *Conn) incrBy(key []byte, by int64) {
 	}
 	v += by
 	st.SetInt(e, v)
-	st.Touched(key)
+	st.TouchedIn(sh, key)
 	c.noteWritten(e)
 	c.WriteInt(v)
 }

@@ -105,8 +105,8 @@ func cellError(err error) string {
 // may be an expired one kept for reuse (live false: the key is absent),
 // and an error reply for a key of another type or a string that is not an
 // integer.
-func readTAT(st *shards.Store, key []byte, nowMs int64) (e *shards.Entry, live bool, tat int64, errReply string) {
-	e, live = st.LookupAny(key, nowMs)
+func readTAT(st *shards.Store, sh *shards.Shard, key []byte, nowMs int64) (e *shards.Entry, live bool, tat int64, errReply string) {
+	e, live = st.LookupAnyIn(sh, key, nowMs)
 	if !live {
 		return e, false, 0, ""
 	}
@@ -125,19 +125,21 @@ func readTAT(st *shards.Store, key []byte, nowMs int64) (e *shards.Entry, live b
 // refund. e and live come from readTAT: the entry (live or expired) is
 // written in place, so the common case costs one map lookup, not two. It
 // returns the written entry (nil if none).
-func applyTAT(st *shards.Store, key []byte, e *shards.Entry, live bool, nowMs int64, res gcra.Result) *shards.Entry {
+func applyTAT(st *shards.Store, sh *shards.Shard, key []byte, e *shards.Entry, live bool, nowMs int64, res gcra.Result) *shards.Entry {
 	switch {
 	case res.Write:
+		at := nowMs + res.TTL/1e6
 		switch {
 		case e == nil:
-			e, _ = st.Put(key, nowMs)
+			e, _ = st.PutIn(sh, key, nowMs)
+			st.SetExpireIn(sh, key, e, at)
 		case !live:
 			st.Reuse(key, e)
+			st.SetExpireIn(sh, key, e, at)
 		default:
-			st.Touched(key)
+			st.RewrittenIn(sh, key, e, at)
 		}
 		st.SetInt(e, res.NewTAT)
-		st.SetExpire(key, e, nowMs+res.TTL/1e6)
 		return e
 	case res.Delete:
 		st.Delete(key, nowMs)
@@ -180,7 +182,8 @@ func (c *Conn) throttle(args [][]byte, peek bool) {
 	}
 	st := c.srv.store
 	key := args[1]
-	e, live, tat, errReply := readTAT(st, key, c.nowMs)
+	sh := c.keyShard(key)
+	e, live, tat, errReply := readTAT(st, sh, key, c.nowMs)
 	if errReply != "" {
 		c.WriteError(errReply)
 		return
@@ -196,7 +199,7 @@ func (c *Conn) throttle(args [][]byte, peek bool) {
 		c.WriteError(cellError(err))
 		return
 	}
-	if w := applyTAT(st, key, e, live, c.nowMs, res); w != nil {
+	if w := applyTAT(st, sh, key, e, live, c.nowMs, res); w != nil {
 		c.noteWritten(w)
 	}
 	c.writeThrottle(res)
@@ -263,7 +266,7 @@ func cmdClThrottleAll(c *Conn, args [][]byte) {
 	}
 	st := c.srv.store
 	for i := range limits {
-		_, live, tat, errReply := readTAT(st, limits[i].key, c.nowMs)
+		_, live, tat, errReply := readTAT(st, c.keyShard(limits[i].key), limits[i].key, c.nowMs)
 		if errReply != "" {
 			c.WriteError(errReply)
 			return
@@ -304,8 +307,9 @@ func cmdClThrottleAll(c *Conn, args [][]byte) {
 		for i := range limits {
 			// Look the entry up again: an earlier limit on the same key
 			// may have created or deleted it.
-			e, live := st.LookupAny(limits[i].key, c.nowMs)
-			applyTAT(st, limits[i].key, e, live, c.nowMs, limits[i].res)
+			sh := c.keyShard(limits[i].key)
+			e, live := st.LookupAnyIn(sh, limits[i].key, c.nowMs)
+			applyTAT(st, sh, limits[i].key, e, live, c.nowMs, limits[i].res)
 		}
 	}
 	c.WriteArray(len(limits) + 1)

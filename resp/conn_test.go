@@ -257,3 +257,80 @@ func TestIdleTimeout(t *testing.T) {
 	require.Error(t, err)
 	require.Less(t, time.Since(start), 4*time.Second)
 }
+
+// TestCommandNameCache: the connection's one-entry cache of the last
+// command name (Conn.lookup) never answers for a different name: other
+// spellings, prefixes, unknown and over-long names after a cached one.
+func TestCommandNameCache(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	long := strings.Repeat("x", 40)
+	tests := []struct{ send, want string }{
+		{"SET k 1\r\n", "+OK\r\n"},
+		{"SET k 2\r\n", "+OK\r\n"},
+		{"set k 3\r\n", "+OK\r\n"},
+		{"SETNX k 4\r\n", ":0\r\n"},
+		{"SET k\r\n", "-ERR wrong number of arguments for 'set' command\r\n"},
+		{"SE k\r\n", "-ERR unknown command 'SE', with args beginning with: 'k' \r\n"},
+		{"GET k\r\n", "$1\r\n3\r\n"},
+		{"GETX k\r\n", "-ERR unknown command 'GETX', with args beginning with: 'k' \r\n"},
+		{"GET k\r\n", "$1\r\n3\r\n"},
+		{long + " k\r\n", "-ERR unknown command '" + long + "', with args beginning with: 'k' \r\n"},
+		{"GET k\r\n", "$1\r\n3\r\n"},
+		{"Get k\r\n", "$1\r\n3\r\n"},
+		{"INCR k\r\n", ":4\r\n"},
+	}
+	for i, tt := range tests {
+		require.Equal(t, tt.want, r.send(tt.send), "step %d (%q)", i, tt.send)
+	}
+}
+
+// TestKeyShardAcrossShards: commands that find their key's shard from the
+// lock they hold (Conn.keyShard) store every key in the shard the store
+// routes it to, whether the command holds one shard or several (a
+// transaction, CL.THROTTLEALL over keys of different shards).
+func TestKeyShardAcrossShards(t *testing.T) {
+	ts := newTestServer(t)
+	st := ts.store
+	// Two keys per shard, for the first four shards.
+	var keys []string
+	seen := map[int]int{}
+	for i := 0; len(keys) < 8; i++ {
+		k := fmt.Sprintf("k%d", i)
+		if s := st.ShardIndex([]byte(k)); s < 4 && seen[s] < 2 {
+			seen[s]++
+			keys = append(keys, k)
+		}
+	}
+	r := ts.raw(t)
+	for i, k := range keys {
+		require.Equal(t, "+OK\r\n", r.do("SET", k, "v"+k, "PX", "100000"))
+		require.Equal(t, ":1\r\n", r.do("INCR", "n"+k))
+		want := "*5\r\n:0\r\n:11\r\n:10\r\n:-1\r\n"
+		require.True(t, strings.HasPrefix(r.do("CL.THROTTLE", "c"+k, "10", "1", "1"), want), "key %d", i)
+	}
+	// A transaction over every shard, and a CL.THROTTLEALL over all keys.
+	require.Equal(t, "+OK\r\n", r.do("MULTI"))
+	for _, k := range keys {
+		require.Equal(t, "+QUEUED\r\n", r.do("INCR", "n"+k))
+		require.Equal(t, "+QUEUED\r\n", r.do("SET", "t"+k, "x", "PX", "100000"))
+		require.Equal(t, "+QUEUED\r\n", r.do("CL.THROTTLE", "c"+k, "10", "1", "1"))
+	}
+	r.do("EXEC")
+	all := []string{"CL.THROTTLEALL", fmt.Sprint(len(keys))}
+	for _, k := range keys {
+		all = append(all, "a"+k, "10", "1", "1")
+	}
+	require.True(t, strings.HasPrefix(r.do(all...), "*9\r\n:0\r\n"))
+	now := ts.clock.Now() / 1e6
+	for _, k := range keys {
+		for _, name := range []string{k, "n" + k, "c" + k, "t" + k, "a" + k} {
+			i := st.ShardIndex([]byte(name))
+			st.Lock(i)
+			e := st.Peek([]byte(name), now)
+			st.Unlock(i)
+			require.NotNil(t, e, "%s is not in the shard it routes to", name)
+		}
+		require.Equal(t, "$1\r\n2\r\n", r.do("GET", "n"+k))
+	}
+}

@@ -118,11 +118,23 @@ func (s *Store) shardOf(key []byte) *Shard {
 	return &s.shards[uint32(KeySlot(key))&s.mask]
 }
 
+// Shard returns shard i, for the methods ending in "In": they are the
+// Store's methods of the same name for a caller that already knows the
+// key's shard (the dispatcher found it to lock it), and skip hashing the
+// key again to find it. That hash is a CRC16 over the key, ~14 ns for a
+// 9-byte key; a CL.THROTTLE paid it four times (lock, lookup, touch,
+// deadline), an INCR three. sh must be the shard of the key (ShardIndex).
+func (s *Store) Shard(i int) *Shard { return &s.shards[i] }
+
 // Lookup returns the live entry for key, or nil when the key does not exist
 // or has expired (an expired key is deleted on the spot). nowMs is the
 // command's clock reading in Unix milliseconds. Requires key's shard held.
 func (s *Store) Lookup(key []byte, nowMs int64) *Entry {
-	sh := s.shardOf(key)
+	return s.LookupIn(s.shardOf(key), key, nowMs)
+}
+
+// LookupIn is Lookup in sh, key's shard (see Shard).
+func (s *Store) LookupIn(sh *Shard, key []byte, nowMs int64) *Entry {
 	e, p := sh.find(key, hashKey(key))
 	if e == nil {
 		sh.misses.Add(1)
@@ -147,7 +159,11 @@ func (s *Store) Lookup(key []byte, nowMs int64) *Entry {
 // caller does not reuse stays logically absent and is reclaimed later.
 // Requires key's shard held.
 func (s *Store) LookupAny(key []byte, nowMs int64) (e *Entry, live bool) {
-	sh := s.shardOf(key)
+	return s.LookupAnyIn(s.shardOf(key), key, nowMs)
+}
+
+// LookupAnyIn is LookupAny in sh, key's shard (see Shard).
+func (s *Store) LookupAnyIn(sh *Shard, key []byte, nowMs int64) (e *Entry, live bool) {
 	e = sh.lookup(key)
 	if e == nil {
 		sh.misses.Add(1)
@@ -167,7 +183,10 @@ func (s *Store) LookupAny(key []byte, nowMs int64) (e *Entry, live bool) {
 // deadline stays until the caller sets the new one with SetExpire, which
 // it must do before unlocking. Requires key's shard held.
 func (s *Store) Reuse(key []byte, e *Entry) {
-	sh := s.shardOf(key)
+	s.reuseIn(s.shardOf(key), key, e)
+}
+
+func (s *Store) reuseIn(sh *Shard, key []byte, e *Entry) {
 	s.clearValue(e)
 	sh.expiredKeys.Add(1)
 	sh.touch(key)
@@ -190,7 +209,11 @@ func (s *Store) Peek(key []byte, nowMs int64) *Entry {
 // entry is kept; callers that replace a value clear it with SetExpire.
 // Requires key's shard held.
 func (s *Store) Put(key []byte, nowMs int64) (e *Entry, existed bool) {
-	sh := s.shardOf(key)
+	return s.PutIn(s.shardOf(key), key, nowMs)
+}
+
+// PutIn is Put in sh, key's shard (see Shard).
+func (s *Store) PutIn(sh *Shard, key []byte, nowMs int64) (e *Entry, existed bool) {
 	e = sh.lookup(key)
 	switch {
 	case e == nil:
@@ -198,7 +221,7 @@ func (s *Store) Put(key []byte, nowMs int64) (e *Entry, existed bool) {
 	case e.expireAt != 0 && e.expireAt <= nowMs:
 		// An expired key is replaced in place, as by Reuse, and starts
 		// without a deadline: no index delete, re-insert or key copy.
-		s.Reuse(key, e)
+		s.reuseIn(sh, key, e)
 		sh.volatile--
 		e.expireAt = 0
 		return e, false
@@ -214,7 +237,27 @@ func (s *Store) Put(key []byte, nowMs int64) (e *Entry, existed bool) {
 // WATCHers of key see it and the dirty counter grows. Requires key's shard
 // held.
 func (s *Store) Touched(key []byte) {
-	sh := s.shardOf(key)
+	s.TouchedIn(s.shardOf(key), key)
+}
+
+// TouchedIn is Touched in sh, key's shard (see Shard).
+func (s *Store) TouchedIn(sh *Shard, key []byte) {
+	sh.touch(key)
+	sh.dirty.Add(1)
+}
+
+// RewrittenIn is TouchedIn and SetExpire in one: e, the live entry of key in
+// sh, was changed in place and its deadline is now atMs. It counts one
+// change, as Redis counts one for a command that sets a value and its TTL.
+func (s *Store) RewrittenIn(sh *Shard, key []byte, e *Entry, atMs int64) {
+	if atMs != e.expireAt {
+		if atMs != 0 && e.expireAt == 0 {
+			sh.volatile++
+		} else if atMs == 0 {
+			sh.volatile--
+		}
+		e.expireAt = atMs
+	}
 	sh.touch(key)
 	sh.dirty.Add(1)
 }
@@ -225,7 +268,18 @@ func (s *Store) SetExpire(key []byte, e *Entry, atMs int64) {
 	if atMs == e.expireAt {
 		return
 	}
-	sh := s.shardOf(key)
+	s.setExpireIn(s.shardOf(key), key, e, atMs)
+}
+
+// SetExpireIn is SetExpire in sh, key's shard (see Shard).
+func (s *Store) SetExpireIn(sh *Shard, key []byte, e *Entry, atMs int64) {
+	if atMs == e.expireAt {
+		return
+	}
+	s.setExpireIn(sh, key, e, atMs)
+}
+
+func (s *Store) setExpireIn(sh *Shard, key []byte, e *Entry, atMs int64) {
 	if atMs != 0 && e.expireAt == 0 {
 		sh.volatile++
 	} else if atMs == 0 {
