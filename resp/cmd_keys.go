@@ -210,7 +210,8 @@ func (c *Conn) expireGeneric(args [][]byte, sec bool, base int64, name string) {
 	}
 	st := c.srv.store
 	key := args[1]
-	e := st.Lookup(key, c.nowMs)
+	sh := c.keyShard(key)
+	e := st.LookupIn(sh, key, c.nowMs)
 	if e == nil {
 		c.WriteInt(0)
 		return
@@ -227,7 +228,7 @@ func (c *Conn) expireGeneric(args [][]byte, sec bool, base int64, name string) {
 	if at <= c.nowMs {
 		st.Delete(key, c.nowMs)
 	} else {
-		st.SetExpire(key, e, at)
+		st.SetExpireIn(sh, key, e, at)
 	}
 	c.WriteInt(1)
 }
@@ -247,7 +248,7 @@ func cmdPexpiretime(c *Conn, args [][]byte) { c.ttlGeneric(args[1], true, true) 
 // ttlGeneric replies -2 for a missing key, -1 for a persistent one, else
 // the remaining time (or, with abs, the deadline) in ms or rounded seconds.
 func (c *Conn) ttlGeneric(key []byte, ms, abs bool) {
-	e := c.srv.store.Lookup(key, c.nowMs)
+	e := c.srv.store.LookupIn(c.keyShard(key), key, c.nowMs)
 	if e == nil {
 		c.WriteInt(-2)
 		return

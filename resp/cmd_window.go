@@ -125,7 +125,8 @@ func cmdSlThrottle(c *Conn, args [][]byte) {
 		return
 	}
 	st, key := c.srv.store, args[1]
-	e := st.Lookup(key, c.nowMs)
+	sh := c.keyShard(key)
+	e := st.LookupIn(sh, key, c.nowMs)
 	var l *shards.SlidingLog
 	if e != nil {
 		if e.Kind() != shards.KindSlidingLog {
@@ -151,15 +152,19 @@ func cmdSlThrottle(c *Conn, args [][]byte) {
 			st.Delete(key, c.nowMs)
 		}
 	default:
-		if e == nil {
-			e, _ = st.Put(key, c.nowMs)
-			st.SetObject(key, e, shards.KindSlidingLog, l)
-		} else if r.Changed {
-			st.Touched(key)
-		}
 		// Expire when the newest entry leaves the window: entries at or
 		// before now-window are dropped, so at that millisecond none is left.
-		st.SetExpire(key, e, ceilDiv(l.Newest()+windowUs, 1000))
+		at := ceilDiv(l.Newest()+windowUs, 1000)
+		switch {
+		case e == nil:
+			e, _ = st.PutIn(sh, key, c.nowMs)
+			st.SetObject(key, e, shards.KindSlidingLog, l)
+			st.SetExpireIn(sh, key, e, at)
+		case r.Changed:
+			st.RewrittenIn(sh, key, e, at)
+		default:
+			st.SetExpireIn(sh, key, e, at)
+		}
 	}
 	retry := int64(-1)
 	if r.RetryAfter >= 0 {
@@ -176,7 +181,8 @@ func cmdSwThrottle(c *Conn, args [][]byte) {
 		return
 	}
 	st, key := c.srv.store, args[1]
-	e := st.Lookup(key, c.nowMs)
+	sh := c.keyShard(key)
+	e := st.LookupIn(sh, key, c.nowMs)
 	var w *shards.SlidingWindow
 	if e != nil {
 		if e.Kind() != shards.KindSlidingWindow {
@@ -199,13 +205,17 @@ func cmdSwThrottle(c *Conn, args [][]byte) {
 			st.Delete(key, c.nowMs)
 		}
 	default:
-		if e == nil {
-			e, _ = st.Put(key, c.nowMs)
+		at := c.nowMs + r.ResetAfter
+		switch {
+		case e == nil:
+			e, _ = st.PutIn(sh, key, c.nowMs)
 			st.SetObject(key, e, shards.KindSlidingWindow, w)
-		} else if *w != before {
-			st.Touched(key)
+			st.SetExpireIn(sh, key, e, at)
+		case *w != before:
+			st.RewrittenIn(sh, key, e, at)
+		default:
+			st.SetExpireIn(sh, key, e, at)
 		}
-		st.SetExpire(key, e, c.nowMs+r.ResetAfter)
 	}
 	c.writeWindowReply(r.Limited, o.max, r.Remaining, r.RetryAfter, r.ResetAfter)
 }

@@ -85,7 +85,7 @@ func init() {
 // exist). When key holds another kind it replies WRONGTYPE and returns ok
 // false.
 func (c *Conn) lookupZSet(key []byte) (z *shards.ZSet, ok bool) {
-	e := c.srv.store.Lookup(key, c.nowMs)
+	e := c.srv.store.LookupIn(c.keyShard(key), key, c.nowMs)
 	if e == nil {
 		return nil, true
 	}
@@ -104,7 +104,7 @@ func (c *Conn) zsetChanged(key []byte, z *shards.ZSet) {
 		c.srv.store.Delete(key, c.nowMs)
 		return
 	}
-	c.srv.store.Touched(key)
+	c.srv.store.TouchedIn(c.keyShard(key), key)
 }
 
 // writeMember writes a member as a bulk string.
@@ -324,7 +324,7 @@ func zaddGeneric(c *Conn, args [][]byte, incr bool) {
 		score = ns
 	}
 	if added+updated > 0 {
-		st.Touched(key)
+		st.TouchedIn(c.keyShard(key), key)
 	}
 	switch {
 	case isIncr && processed > 0:

@@ -47,11 +47,7 @@ type Conn struct {
 	inExec    bool // running EXEC's queued commands: shards already locked
 	keyBuf    []int
 
-	// The last command name looked up, as the client spelled it, and its
-	// command (see lookup).
-	cachedName [24]byte
-	cachedLen  int
-	cachedCmd  *Command
+	names nameCache // the command names this connection sent last (see lookup)
 
 	timing      *Command // command whose duration is being measured
 	timingStart int64
@@ -300,21 +296,56 @@ func (c *Conn) dispatch(args [][]byte) {
 	c.call(cmd, args)
 }
 
-// lookup is lookupCommand behind a one-entry cache of the connection's
-// last name, byte for byte as the client sent it: a pipeline mostly
-// repeats one command, and comparing the name is cheaper than lower-casing
-// and hashing it for the table (map lookup and hash: ~2.5 % of
-// CL.THROTTLE's server profile at pipeline 32).
+// lookup is lookupCommand behind the connection's small cache of the
+// names it sent last, byte for byte as the client spelled them: a client
+// repeats a few commands (one for a pipeline of CL.THROTTLE, six for the
+// MULTI sliding-log recipe), and comparing a name is cheaper than
+// lower-casing and hashing it for the table (the map lookup and hash were
+// 2.5 % of CL.THROTTLE's server profile at pipeline 32, 4.2 % of the
+// recipe's).
 func (c *Conn) lookup(name []byte) *Command {
-	if c.cachedCmd != nil && string(name) == string(c.cachedName[:c.cachedLen]) {
-		return c.cachedCmd
+	if cmd := c.names.get(name); cmd != nil {
+		return cmd
 	}
 	cmd := lookupCommand(name)
-	if cmd != nil && len(name) <= len(c.cachedName) {
-		c.cachedLen = copy(c.cachedName[:], name)
-		c.cachedCmd = cmd
+	if cmd != nil {
+		c.names.put(name, cmd)
 	}
 	return cmd
+}
+
+// nameCache maps up to eight command names, as sent, to their commands.
+// Lookups scan from the slot of the last hit, so a repeated command hits
+// at once and a repeated sequence (filled in its order) on the next slot.
+type nameCache struct {
+	names [8][24]byte
+	lens  [8]uint8
+	cmds  [8]*Command
+	last  uint8 // slot of the last hit
+	next  uint8 // slot the next miss fills
+}
+
+func (nc *nameCache) get(name []byte) *Command {
+	i := nc.last
+	for range len(nc.cmds) {
+		if int(nc.lens[i]) == len(name) && nc.cmds[i] != nil && string(nc.names[i][:len(name)]) == string(name) {
+			nc.last = i
+			return nc.cmds[i]
+		}
+		i = (i + 1) % uint8(len(nc.cmds))
+	}
+	return nil
+}
+
+func (nc *nameCache) put(name []byte, cmd *Command) {
+	if len(name) > len(nc.names[0]) {
+		return
+	}
+	i := nc.next
+	nc.next = (i + 1) % uint8(len(nc.cmds))
+	nc.lens[i] = uint8(copy(nc.names[i][:], name))
+	nc.cmds[i] = cmd
+	nc.last = i
 }
 
 // call runs cmd with its shards locked, and accounts for it.

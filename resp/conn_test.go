@@ -334,3 +334,29 @@ func TestKeyShardAcrossShards(t *testing.T) {
 		require.Equal(t, "$1\r\n2\r\n", r.do("GET", "n"+k))
 	}
 }
+
+// TestNameCacheEvicts: the cache holds the eight names put last, answers
+// each with its own command, and nothing for a name it does not hold.
+func TestNameCacheEvicts(t *testing.T) {
+	var nc nameCache
+	names := []string{"get", "set", "incr", "multi", "exec", "zadd", "zcard", "pexpire", "zremrangebyscore", "cl.throttle", "ping"}
+	for round := 0; round < 3; round++ {
+		for i, n := range names {
+			require.Nil(t, nc.get([]byte(n)), "round %d: %s before its put", round, n)
+			nc.put([]byte(n), commands[n])
+			require.Same(t, commands[n], nc.get([]byte(n)))
+			// The seven names before it are still held, each with its own command.
+			for j := 1; j < 8 && i-j >= 0; j++ {
+				require.Same(t, commands[names[i-j]], nc.get([]byte(names[i-j])))
+			}
+			if i >= 8 {
+				require.Nil(t, nc.get([]byte(names[i-8])), "%s should be evicted", names[i-8])
+			}
+		}
+		nc = nameCache{}
+	}
+	long := []byte(strings.Repeat("x", 30))
+	nc.put(long, commands["get"])
+	require.Nil(t, nc.get(long), "a name longer than a slot is not cached")
+	require.Nil(t, nc.get([]byte("GET")), "case differs: not a hit")
+}
