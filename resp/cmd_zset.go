@@ -148,6 +148,9 @@ func parseScoreBound(b []byte) (v float64, ex, ok bool) {
 		// that is the end already.
 		return 0, ex, len(b) == 0
 	}
+	if v, ok := parseFloatInteger(rest); ok { // the recipe's bounds: "0", a timestamp
+		return v, ex, true
+	}
 	n, ok := scanStrtod(rest)
 	if !ok {
 		return 0, false, false

@@ -461,7 +461,7 @@ func (z *ZSet) lpLocate(member []byte, score float64, withIns bool) (pos lpPos, 
 	for i := 0; off < len(z.lp); i++ {
 		before := st
 		next := lpDecode(z.lp, off, &st, &m)
-		if m.IsInt == qIsInt && (qIsInt && m.Int == qi || !qIsInt && bytes.Equal(m.Member, member)) {
+		if m.IsInt == qIsInt && (qIsInt && m.Int == qi || !qIsInt && sameBytes(m.Member, member)) {
 			return lpPos{off, before}, next, st, i, m, true, lpPos{}
 		}
 		if !insFound && m.cmpEntry(score, member) > 0 {
@@ -473,6 +473,21 @@ func (z *ZSet) lpLocate(member []byte, score float64, withIns bool) (pos lpPos, 
 		ins = lpPos{off, st}
 	}
 	return lpPos{}, 0, lpState{}, 0, ZMember{}, false, ins
+}
+
+// sameBytes is bytes.Equal with the first eight bytes compared inline: the
+// walk of a compact set compares the member sought with every member, and
+// random members (UUIDs, all 36 bytes long) differ in their first bytes,
+// so most comparisons end without the call (memeqbody was 2.7 % of the
+// MULTI recipe's server profile).
+func sameBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) >= 8 && binary.LittleEndian.Uint64(a) != binary.LittleEndian.Uint64(b) {
+		return false
+	}
+	return bytes.Equal(a, b)
 }
 
 // lpSeek returns the position of the entry of rank r (r == n gives the end).

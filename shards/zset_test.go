@@ -547,3 +547,14 @@ func FuzzZSetModel(f *testing.F) {
 		}
 	})
 }
+
+// TestSameBytes: sameBytes is bytes.Equal.
+func TestSameBytes(t *testing.T) {
+	vals := []string{"", "a", "ab", "abcdefg", "abcdefgh", "abcdefgi", "abcdefgh1", "abcdefgh2", "xbcdefgh1",
+		"123e4567-e89b-12d3-a456-426614174000", "123e4567-e89b-12d3-a456-426614174001", "023e4567-e89b-12d3-a456-426614174000"}
+	for _, a := range vals {
+		for _, b := range vals {
+			require.Equal(t, a == b, sameBytes([]byte(a), []byte(b)), "%q %q", a, b)
+		}
+	}
+}
