@@ -22,7 +22,8 @@
 // # Formats
 //
 // Log records are RESP arrays of bulk strings, as a client sends them:
-// effects, not time-dependent commands (SET key value PXAT ms, DEL,
+// effects, not time-dependent commands (SETINT key <value and deadline
+// in binary> for integers, SET key value PXAT ms, DEL,
 // PEXPIREAT, PERSIST, RESTORE key ms payload REPLACE ABSTTL, and verbatim
 // commands whose result depends only on their arguments and the prior
 // state, such as ZADD or FLUSHALL); see resp/journal.go. Replaying them at

@@ -16,9 +16,10 @@ import (
 //
 //   - PersistImage (the default): for every key of the command, its state
 //     afterwards: DEL when gone, else a command that recreates it with an
-//     absolute deadline (SET key value [PXAT ms] for strings, the value's
-//     RESTORE form for other types). Always correct; used for strings,
-//     counters and CL.THROTTLE, whose images are small.
+//     absolute deadline (the binary SETINT for integers, SET key value
+//     [PXAT ms] for other strings, the value's RESTORE form for other
+//     types). Always correct; used for strings, counters and CL.THROTTLE,
+//     whose images are small.
 //   - PersistVerbatim: the command as sent, for commands whose effect
 //     depends only on their arguments and the prior state (ZADD, ZREM,
 //     DEL, FLUSHALL), where an image could be large.
@@ -92,14 +93,19 @@ func (c *Conn) journalAppend(args ...[]byte) {
 	c.journalSeq = j.Append(rec)
 }
 
-// journalSetImage appends the image of a string key: SET key value
-// [PXAT ms]. An integer value (a counter, a CL.THROTTLE TAT) is formatted
-// straight into the record. This is the record of nearly every write of a
-// rate limiter, so it is built piece by piece rather than from an argument
+// journalSetImage appends the image of a string key: SETINT for an
+// integer (a counter, a CL.THROTTLE TAT; see cmd_record.go), else SET key
+// value [PXAT ms]. This is the record of nearly every write of a rate
+// limiter, so it is built piece by piece rather than from an argument
 // list.
 func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
 	j := c.srv.journal
 	if j == nil || c.replaying {
+		return
+	}
+	if n, ok := e.Int(); ok {
+		c.recBuf = appendSetInt(c.recBuf[:0], key, n, e.ExpireAt())
+		c.journalSeq = j.Append(c.recBuf)
 		return
 	}
 	rec := c.recBuf[:0]
@@ -109,12 +115,8 @@ func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
 		rec = append(rec, "*3\r\n$3\r\nSET\r\n"...)
 	}
 	rec = appendBulk(rec, key)
-	if n, ok := e.Int(); ok {
-		rec = appendBulkInt(rec, n)
-	} else {
-		c.valBuf = c.srv.store.AppendBytes(c.valBuf[:0], e)
-		rec = appendBulk(rec, c.valBuf)
-	}
+	c.valBuf = c.srv.store.AppendBytes(c.valBuf[:0], e)
+	rec = appendBulk(rec, c.valBuf)
 	if e.ExpireAt() != 0 {
 		rec = append(rec, "$4\r\nPXAT\r\n"...)
 		rec = appendBulkInt(rec, e.ExpireAt())

@@ -8,7 +8,7 @@ import (
 )
 
 // Replaying the append-only log at start-up. Records are effects written
-// by journalEffects (SET … PXAT, DEL, PEXPIREAT, RESTORE … REPLACE ABSTTL,
+// by journalEffects (SETINT, SET … PXAT, DEL, PEXPIREAT, RESTORE … ABSTTL,
 // verbatim deterministic commands); they run through the same command
 // table and dispatcher path (locking, handlers) as live traffic, on an
 // internal connection that has no socket, is authenticated, speaks RESP2
@@ -35,7 +35,7 @@ func (s *Server) Replay(next func() ([][]byte, error)) (n int, err error) {
 		if len(args) == 0 {
 			continue
 		}
-		cmd := lookupCommand(args[0])
+		cmd := lookupRecord(args[0])
 		switch {
 		case cmd == nil:
 			return n, fmt.Errorf("record %d: unknown command %q", n+1, clip(args[0]))
@@ -76,7 +76,7 @@ func RecordKeys(args [][]byte, dst []int) (idx []int, all bool) {
 	if len(args) == 0 {
 		return dst, true
 	}
-	cmd := lookupCommand(args[0])
+	cmd := lookupRecord(args[0])
 	if cmd == nil || cmd.Flags&FlagAllShards != 0 || !cmd.arityOK(len(args)) {
 		return dst, true
 	}

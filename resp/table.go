@@ -81,9 +81,12 @@ func register(cmds ...*Command) {
 	}
 }
 
-// lookupCommand finds a command by name, case-insensitively, without
-// allocating: names are lower-cased into a stack buffer.
-func lookupCommand(name []byte) *Command {
+// lookupCommand finds a command by name, case-insensitively.
+func lookupCommand(name []byte) *Command { return lookupIn(commands, name) }
+
+// lookupIn finds name in table, case-insensitively, without allocating:
+// names are lower-cased into a stack buffer.
+func lookupIn(table map[string]*Command, name []byte) *Command {
 	var buf [32]byte
 	if len(name) > len(buf) {
 		return nil
@@ -95,7 +98,7 @@ func lookupCommand(name []byte) *Command {
 		}
 		lower[i] = c
 	}
-	return commands[string(lower)]
+	return table[string(lower)]
 }
 
 // arityOK reports whether n words (name included) fit the command's arity.
