@@ -54,6 +54,7 @@ var Params = []Param{
 	{Name: "auto-aof-rewrite-min-size", Default: "64mb", Mutable: true, Usage: "do not rewrite the log automatically below this size", Check: memRange(0, 1<<50)},
 	{Name: "aof-load-truncated", Default: "yes", Mutable: true, Usage: "at start, truncate a torn last record of the log (yes) or refuse to start (no)", Check: oneOf("yes", "no")},
 	{Name: "aof-load-corrupt", Default: "refuse", Mutable: true, Usage: "at start, on corruption inside the log: refuse to start, or truncate there (the rest is kept aside)", Check: oneOf("refuse", "truncate")},
+	{Name: "prefetch-batch", Default: "auto", Mutable: true, Usage: "parse a pipeline batch ahead and load what its keys will read into the CPU cache before running it, so that the lookups' cache misses overlap (auto: once the keyspace holds 4096 keys or more, too many to stay in cache; yes: always; no: never)", Check: oneOf("auto", "yes", "no")},
 	{Name: "batch-replies", Default: "yes", Mutable: true, Usage: "write the replies of all clients served in one scheduling round together (fewer wakeups of the clients; no: each client's replies as soon as its batch ran)", Check: oneOf("yes", "no")},
 	{Name: "databases", Default: "1", Usage: "number of databases (ratekv has only db 0)", Check: oneOf("1")},
 	{Name: "zset-max-listpack-entries", Alias: "zset-max-ziplist-entries", Default: "128", Mutable: true, Usage: "sorted sets with at most this many members use the compact encoding", Check: intRange(0, math.MaxInt64)},

@@ -7,6 +7,8 @@ package resp
 // one clock reading, and unlocks. No other client can observe a partial
 // transaction, because every command locks its shards before it reads.
 
+import "github.com/ratekv/ratekv/shards"
+
 func init() {
 	register(
 		&Command{Name: "multi", Arity: 1, Flags: FlagNoMulti | FlagFast | FlagLoading | FlagStale, Handler: cmdMulti,
@@ -129,11 +131,11 @@ func cmdExec(c *Conn, args [][]byte) {
 		}
 		c.keyBuf = cmd.keyIndexes(cargs, c.keyBuf[:0])
 		for _, k := range c.keyBuf {
-			held = insertSorted(held, st.ShardIndex(cargs[k]))
+			held = shards.AddLockOrder(held, st.ShardIndex(cargs[k]))
 		}
 	}
 	for _, w := range c.watching {
-		held = insertSorted(held, st.ShardIndex(w.key))
+		held = shards.AddLockOrder(held, st.ShardIndex(w.key))
 	}
 	tx.held = held
 	if all {

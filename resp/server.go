@@ -57,6 +57,7 @@ type Server struct {
 
 	writers      []*replyWriter // one per P; see flusher.go
 	batchReplies atomic.Bool    // batch-replies
+	prefetch     atomic.Int32   // prefetch-batch: prefetchNo, prefetchAuto or prefetchYes
 }
 
 // Version is ratekv's version, reported by --version and INFO.
@@ -92,6 +93,7 @@ func (s *Server) applyConfig() {
 	s.maxClients.Store(s.cfg.Int("maxclients"))
 	s.idleTimeout.Store(s.cfg.Int("timeout"))
 	s.batchReplies.Store(s.cfg.Get("batch-replies") == "yes")
+	s.prefetch.Store(map[string]int32{"no": prefetchNo, "auto": prefetchAuto, "yes": prefetchYes}[s.cfg.Get("prefetch-batch")])
 	pw := s.cfg.Get("requirepass")
 	s.password.Store(&pw)
 	// Process-wide: the sorted-set code reads them on every insertion.

@@ -28,7 +28,7 @@ const (
 // budget per shard, and returns how many keys it deleted. nowMs is the clock
 // reading the deadlines are compared with.
 func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
-	total := 0
+	total, keys := 0, 0
 	for i := range s.shards {
 		sh := &s.shards[i]
 		start := time.Now()
@@ -57,8 +57,10 @@ func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
 			sh.expireNext = 0
 			sh.dropped.Add(before - sh.storageBytes())
 		}
+		keys += sh.count
 		sh.mu.Unlock()
 	}
+	s.keysApprox.Store(int64(keys))
 	return total
 }
 

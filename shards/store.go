@@ -34,6 +34,8 @@ type Store struct {
 
 	stopExpire chan struct{}
 	expireDone chan struct{}
+
+	keysApprox atomic.Int64 // keys at the last active-expiry tick; see KeysApprox
 }
 
 // Shard is one lock and the keys routed to it, in a table (see table.go).
@@ -462,6 +464,12 @@ func (s *Store) StrLen(e *Entry) int {
 	}
 	return len(s.ref(e).str)
 }
+
+// KeysApprox returns how many keys the store held at the last active-expiry
+// tick (StartExpiry; every 100 ms, 0 before the first): the keyspace's
+// order of magnitude without taking a lock, for heuristics such as
+// whether it still fits in the CPU cache.
+func (s *Store) KeysApprox() int64 { return s.keysApprox.Load() }
 
 // Len returns the number of keys, including expired keys not yet reclaimed
 // (as Redis's DBSIZE). Requires all shards held.

@@ -1,0 +1,118 @@
+package shards
+
+// Touch loads what looking up keys will read into the CPU cache, so that
+// the commands of a pipeline batch, run one by one afterwards, find it
+// there. The point is overlap. A lookup is a chain of dependent cache
+// misses (index word, entry; for a sliding log also its reference slot,
+// its header and the end of its timestamps), and a batch run one command
+// at a time waits for each miss in turn. Here every step of the chain is
+// one loop over all the keys: the loads of a loop do not depend on each
+// other, so the CPU keeps many of them in flight at once, and the next
+// loop finds their results in cache.
+//
+// The shards are locked once each, in ascending order, before the first
+// load and unlocked after the last: a lock is a fence, and taking one per
+// key would serialise the loads again. Nothing is changed; the returned
+// sum only keeps the loads from being optimised away.
+func (s *Store) Touch(keys [][]byte, sc *TouchScratch) uint64 {
+	if len(keys) == 0 {
+		return 0
+	}
+	sc.hash, sc.shard, sc.held = sc.hash[:0], sc.shard[:0], sc.held[:0]
+	sc.entry, sc.obj = sc.entry[:0], sc.obj[:0]
+	for _, k := range keys {
+		i := s.ShardIndex(k)
+		sc.hash = append(sc.hash, hashKey(k))
+		sc.shard = append(sc.shard, uint32(i))
+		sc.held = AddLockOrder(sc.held, i)
+	}
+	for _, i := range sc.held {
+		s.shards[i].mu.Lock()
+	}
+	var sink uint64
+	// Index words.
+	for j, h := range sc.hash {
+		if t := &s.shards[sc.shard[j]].table; len(t.index) != 0 {
+			sink += t.index[t.home(h)]
+		}
+	}
+	// Entries: the first word of the probe whose hash matches (the entry
+	// the lookup will compare first).
+	for j, h := range sc.hash {
+		t := &s.shards[sc.shard[j]].table
+		if len(t.index) == 0 {
+			continue
+		}
+		if w := t.index[t.home(h)]; w != 0 && uint32(w>>32) == h {
+			e := t.entry(uint32(w) - 1)
+			sink += uint64(e.meta)
+			sc.entry = append(sc.entry, e)
+		}
+	}
+	// Reference slots of entries that have one in their own shard (the
+	// only shard whose lock is held for them).
+	for _, e := range sc.entry {
+		if e.form() != formRef || uint32(uint64(e.num)>>32) >= uint32(len(s.shards)) {
+			continue
+		}
+		sh := &s.shards[uint64(e.num)>>32]
+		if !sc.holds(int(sh.idx)) || uint32(e.num) >= uint32(len(sh.refs)) {
+			continue
+		}
+		if l, ok := sh.refs[uint32(e.num)].obj.(*SlidingLog); ok {
+			sc.obj = append(sc.obj, l)
+		}
+	}
+	// Sliding logs: the header, then the end of the timestamps, where the
+	// next one is appended.
+	for _, l := range sc.obj {
+		sink += uint64(len(l.buf))
+	}
+	for _, l := range sc.obj {
+		if n := len(l.buf); n > 0 {
+			sink += uint64(l.buf[n-1])
+		}
+	}
+	for _, i := range sc.held {
+		s.shards[i].mu.Unlock()
+	}
+	clear(sc.entry)
+	clear(sc.obj)
+	return sink
+}
+
+// TouchScratch is Touch's working memory, reused between calls.
+type TouchScratch struct {
+	hash  []uint32
+	shard []uint32
+	held  []int
+	entry []*Entry
+	obj   []*SlidingLog
+}
+
+// holds reports whether shard i is among those Touch locked.
+func (sc *TouchScratch) holds(i int) bool {
+	for _, h := range sc.held {
+		if h == i {
+			return true
+		}
+	}
+	return false
+}
+
+// AddLockOrder adds shard index i to held, an ascending list without
+// duplicates: the order in which a caller that needs several shards must
+// lock them.
+func AddLockOrder(held []int, i int) []int {
+	j := len(held)
+	for j > 0 && held[j-1] > i {
+		j--
+	}
+	if j > 0 && held[j-1] == i {
+		return held
+	}
+	held = append(held, 0)
+	copy(held[j+1:], held[j:])
+	held[j] = i
+	return held
+}
