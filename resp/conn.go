@@ -200,9 +200,9 @@ func (c *Conn) runBuffered() bool {
 		c.r, c.w = 0, 0
 		if len(c.buf) > shrinkAt {
 			c.buf = make([]byte, defaultReadBytes)
-			// The arguments parsed ahead still point into the old buffer.
-			clear(c.preArgs[:cap(c.preArgs)])
-			clear(c.args[:cap(c.args)])
+			// The argument lists still point into the old buffer, and a
+			// request with many arguments grew them: let both go.
+			c.args, c.preArgs = nil, nil
 		}
 	}
 	return true
