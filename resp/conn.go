@@ -509,7 +509,6 @@ func (c *Conn) keyShard(key []byte) *shards.Shard {
 	return st.Shard(st.ShardIndex(key))
 }
 
-
 func (c *Conn) unlock() {
 	if c.inExec {
 		return
