@@ -74,12 +74,12 @@ func appendSetInt(dst, key []byte, n, atMs int64) []byte {
 // decodeSetInt splits SETINT's payload into value and deadline.
 func decodeSetInt(p []byte) (n, atMs int64, err string) {
 	if len(p) != setIntLen {
-		return 0, 0, fmt.Sprintf("ERR SETINT payload must be %d bytes, got %d", setIntLen, len(p))
+		return 0, 0, sprintf(errSetIntPayload, setIntLen, len(p))
 	}
 	n = int64(binary.BigEndian.Uint64(p))
 	atMs = int64(binary.BigEndian.Uint64(p[8:]))
 	if atMs < 0 {
-		return 0, 0, fmt.Sprintf("ERR SETINT deadline %d is negative", atMs)
+		return 0, 0, sprintf(errSetIntDeadline, atMs)
 	}
 	return n, atMs, ""
 }

@@ -152,11 +152,12 @@ func (c *Conn) runBuffered() bool {
 	for c.r < c.w {
 		var args [][]byte
 		var n int
+		var pre *preReq // the request prefetch parsed and looked up
 		switch {
 		case c.preNext < len(c.pre):
-			p := c.pre[c.preNext]
+			pre = &c.pre[c.preNext]
 			c.preNext++
-			args, n = p.args, p.n
+			args, n = pre.args, pre.n
 		case c.srv.prefetch.Load() != prefetchNo && c.prefetch():
 			continue
 		default:
@@ -181,7 +182,11 @@ func (c *Conn) runBuffered() bool {
 		if len(args) == 0 {
 			continue
 		}
-		c.dispatch(args)
+		if pre != nil {
+			c.dispatchCmd(pre.cmd, args)
+		} else {
+			c.dispatch(args)
+		}
 		if c.closeAfter {
 			c.flush()
 			return false
@@ -294,8 +299,11 @@ func (c *Conn) close() {
 }
 
 // dispatch checks and runs (or queues) one request.
-func (c *Conn) dispatch(args [][]byte) {
-	cmd := c.lookup(args[0])
+func (c *Conn) dispatch(args [][]byte) { c.dispatchCmd(c.lookup(args[0]), args) }
+
+// dispatchCmd is dispatch for a request whose command has been looked up
+// (nil: unknown).
+func (c *Conn) dispatchCmd(cmd *Command, args [][]byte) {
 	if cmd == nil {
 		c.flagTx()
 		c.WriteError(unknownCommand(args))
@@ -614,6 +622,7 @@ func (s *Server) touchWanted() bool {
 type preReq struct {
 	n    int      // bytes it took in the buffer
 	args [][]byte // aliasing the buffer
+	cmd  *Command // args[0]'s command; nil when unknown or no args
 }
 
 // maxPrefetch bounds the requests parsed ahead at once.
@@ -640,14 +649,17 @@ func (c *Conn) prefetch() bool {
 		if perr != "" || n == 0 {
 			break
 		}
+		var cmd *Command
+		if len(args) > 0 {
+			cmd = c.lookup(args[0])
+		}
 		start := len(flat)
 		flat = append(flat, args...)
-		c.pre = append(c.pre, preReq{n: n, args: flat[start:len(flat):len(flat)]})
+		c.pre = append(c.pre, preReq{n: n, args: flat[start:len(flat):len(flat)], cmd: cmd})
 		b = b[n:]
 		if len(args) == 0 {
 			continue
 		}
-		cmd := c.lookup(args[0])
 		if cmd == nil || cmd.FirstKey <= 0 || cmd.Keys != nil || cmd.Flags&(FlagAllShards|FlagNoMulti) != 0 {
 			break // it runs last: it may change how what follows parses
 		}

@@ -69,6 +69,9 @@ const (
 	errRewriteFailed     = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
 	errSaveFailed        = "ERR"
 	errNoPersistence     = "ERR persistence is not configured on this server"
+	// Log-only records (cmd_record.go): only a damaged log shows them.
+	errSetIntPayload  = "ERR SETINT payload must be %d bytes, got %d"
+	errSetIntDeadline = "ERR SETINT deadline %d is negative"
 
 	// Connection commands.
 	errHelloProto   = "ERR Protocol version is not an integer or out of range"
