@@ -147,8 +147,25 @@ func TestPrefetchBatchIsInvisible(t *testing.T) {
 		}
 		on, off := newTestServer(t, conf("yes")...), newTestServer(t, conf("no")...)
 		off.clock.ns.Store(on.clock.ns.Load())
-		for trial := range 100 {
-			p := randomPipeline(rnd)
+		auth := ""
+		if pass != "" {
+			auth = multibulk("AUTH", pass)
+		}
+		fixed := []string{
+			// A transaction that changes the limits: what follows its EXEC
+			// must be parsed under the new ones.
+			auth + multibulk("MULTI") + multibulk("CONFIG", "SET", "proto-max-bulk-len", "1024") + multibulk("EXEC") +
+				multibulk("SET", "big", strings.Repeat("z", 2000)),
+			auth + multibulk("CONFIG", "SET", "proto-max-bulk-len", "1mb") + multibulk("MULTI") + multibulk("SET", "a", "1") +
+				multibulk("EXEC") + multibulk("MULTI") + multibulk("INCR", "a") + multibulk("DISCARD") + multibulk("GET", "a"),
+		}
+		for trial := range 100 + len(fixed) {
+			var p string
+			if trial < len(fixed) {
+				p = fixed[trial]
+			} else {
+				p = randomPipeline(rnd)
+			}
 			var got string
 			done := make(chan struct{})
 			go func() { defer close(done); got = pipelineOutput(t, on.addr, p) }()
@@ -184,6 +201,16 @@ func TestPrefetchParsesAheadOnce(t *testing.T) {
 	require.True(t, strings.HasSuffix(out, "$1\r\n2\r\n"), "%q", out)
 	require.Equal(t, len(in)-len(tail), c.r, "the incomplete tail stays buffered")
 	require.Equal(t, 3, c.proto)
+
+	// Transactions of key commands are parsed ahead through their EXEC.
+	c = &Conn{srv: ts.srv, proto: 2, authed: true, buf: make([]byte, defaultReadBytes)}
+	in = multibulk("MULTI") + multibulk("SET", "b", "1") + multibulk("EXEC") + multibulk("MULTI") +
+		multibulk("INCR", "b") + multibulk("EXEC") + multibulk("MULTI") + multibulk("CONFIG", "GET", "port") + multibulk("EXEC") + multibulk("GET", "b")
+	c.w = copy(c.buf, in)
+	require.True(t, c.prefetch())
+	require.Len(t, c.pre, 8, "through the CONFIG queued in the third transaction, which may change limits when its EXEC runs")
+	require.True(t, c.runBuffered())
+	require.True(t, strings.HasSuffix(string(c.out), "$1\r\n2\r\n"), "%q", c.out)
 
 	// Off, nothing is parsed ahead.
 	require.NoError(t, ts.srv.cfg.Set("prefetch-batch", "no"))

@@ -4,7 +4,8 @@ package shards
 // the commands of a pipeline batch, run one by one afterwards, find it
 // there. The point is overlap. A lookup is a chain of dependent cache
 // misses (index word, entry; for a sliding log also its reference slot,
-// its header and the end of its timestamps), and a batch run one command
+// its header and the end of its timestamps; for a sorted set its
+// reference slot, header and listpack), and a batch run one command
 // at a time waits for each miss in turn. Here every step of the chain is
 // one loop over all the keys: the loads of a loop do not depend on each
 // other, so the CPU keeps many of them in flight at once, and the next
@@ -19,7 +20,7 @@ func (s *Store) Touch(keys [][]byte, sc *TouchScratch) uint64 {
 		return 0
 	}
 	sc.hash, sc.shard, sc.held = sc.hash[:0], sc.shard[:0], sc.held[:0]
-	sc.entry, sc.obj = sc.entry[:0], sc.obj[:0]
+	sc.entry, sc.obj, sc.zset = sc.entry[:0], sc.obj[:0], sc.zset[:0]
 	for _, k := range keys {
 		i := s.ShardIndex(k)
 		sc.hash = append(sc.hash, hashKey(k))
@@ -59,8 +60,21 @@ func (s *Store) Touch(keys [][]byte, sc *TouchScratch) uint64 {
 		if !sc.holds(int(sh.idx)) || uint32(e.num) >= uint32(len(sh.refs)) {
 			continue
 		}
-		if l, ok := sh.refs[uint32(e.num)].obj.(*SlidingLog); ok {
-			sc.obj = append(sc.obj, l)
+		switch o := sh.refs[uint32(e.num)].obj.(type) {
+		case *SlidingLog:
+			sc.obj = append(sc.obj, o)
+		case *ZSet:
+			sc.zset = append(sc.zset, o)
+		}
+	}
+	// Sorted sets in the compact encoding: the header, then the start of
+	// the listpack, where every range walk begins.
+	for _, z := range sc.zset {
+		sink += uint64(len(z.lp))
+	}
+	for _, z := range sc.zset {
+		if len(z.lp) > 0 {
+			sink += uint64(z.lp[0])
 		}
 	}
 	// Sliding logs: the header, then the end of the timestamps, where the
@@ -78,6 +92,7 @@ func (s *Store) Touch(keys [][]byte, sc *TouchScratch) uint64 {
 	}
 	clear(sc.entry)
 	clear(sc.obj)
+	clear(sc.zset)
 	return sink
 }
 
@@ -88,6 +103,7 @@ type TouchScratch struct {
 	held  []int
 	entry []*Entry
 	obj   []*SlidingLog
+	zset  []*ZSet
 }
 
 // holds reports whether shard i is among those Touch locked.
