@@ -99,7 +99,7 @@ func TestTouchConcurrentWithWriters(t *testing.T) {
 				if hi != lo {
 					s.Lock(hi)
 				}
-				switch i % 5 {
+				switch i % 6 {
 				case 0:
 					e, _ := s.Put(k, now)
 					s.SetInt(e, int64(i))
@@ -116,6 +116,15 @@ func TestTouchConcurrentWithWriters(t *testing.T) {
 					s.Rename(k, dst, now)
 				case 4:
 					s.Delete(k, now)
+				case 5:
+					if e := s.Lookup(k, now); e != nil && e.Kind() == KindZSet {
+						s.Object(e).(*ZSet).Add(float64(i), []byte(fmt.Sprint("m", i)), 0)
+					} else {
+						e, _ := s.Put(k, now)
+						z := NewZSet(1, 4)
+						z.Add(1, []byte("m"), 0)
+						s.SetObject(k, e, KindZSet, z)
+					}
 				}
 				if hi != lo {
 					s.Unlock(hi)
