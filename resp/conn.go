@@ -76,9 +76,9 @@ type Conn struct {
 	pre          []preReq // requests prefetch parsed ahead; pre[preNext:] are still to run
 	preNext      int
 	preArgs      [][]byte // their arguments, one after the other
-	touchKeys    [][]byte
-	touchScratch shards.TouchScratch
-	touchSink    uint64
+	touchKeys    [][]byte            // the keys of the requests parsed ahead
+	touchScratch shards.TouchScratch // Touch's working memory
+	touchSink    uint64              // Touch's results, kept so its loads stay
 	// written is the entry a single-key write command left its key as,
 	// when the handler says so (noteWritten); the journal's image of the
 	// key then needs no second lookup. Reset before every command.
