@@ -75,7 +75,7 @@ type Conn struct {
 
 	pre          []preReq // requests prefetch parsed ahead; pre[preNext:] are still to run
 	preNext      int
-	preArgs      [][]byte // their arguments, one after the other
+	preArgs      [][]byte            // their arguments, one after the other
 	touchKeys    [][]byte            // the keys of the requests parsed ahead
 	touchScratch shards.TouchScratch // Touch's working memory
 	touchSink    uint64              // Touch's results, kept so its loads stay
