@@ -88,7 +88,9 @@ func BenchmarkPipeline(b *testing.B) {
 		for _, prefetch := range []string{"yes", "no"} {
 			b.Run(cmd+"/prefetch="+prefetch, func(b *testing.B) {
 				srv := benchServer(b)
-				srv.cfg.Set("prefetch-batch", prefetch)
+				if err := srv.cfg.Set("prefetch-batch", prefetch); err != nil {
+					b.Fatal(err)
+				}
 				srv.applyConfig()
 				req := func(i int) string {
 					k := "rl:" + strconv.Itoa(100000+i%nkeys)

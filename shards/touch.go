@@ -50,17 +50,13 @@ func (s *Store) Touch(keys [][]byte, sc *TouchScratch) uint64 {
 			sc.entry = append(sc.entry, e)
 		}
 	}
-	// Reference slots of entries that have one in their own shard (the
-	// only shard whose lock is held for them).
+	// Reference slots. A reference lives in its key's shard (Rename moves
+	// it along), which Touch holds, as every reader of Object assumes.
 	for _, e := range sc.entry {
-		if e.form() != formRef || uint32(uint64(e.num)>>32) >= uint32(len(s.shards)) {
+		if e.form() != formRef {
 			continue
 		}
-		sh := &s.shards[uint64(e.num)>>32]
-		if !sc.holds(int(sh.idx)) || uint32(e.num) >= uint32(len(sh.refs)) {
-			continue
-		}
-		switch o := sh.refs[uint32(e.num)].obj.(type) {
+		switch o := s.ref(e).obj.(type) {
 		case *SlidingLog:
 			sc.obj = append(sc.obj, o)
 		case *ZSet:
@@ -104,16 +100,6 @@ type TouchScratch struct {
 	entry []*Entry
 	obj   []*SlidingLog
 	zset  []*ZSet
-}
-
-// holds reports whether shard i is among those Touch locked.
-func (sc *TouchScratch) holds(i int) bool {
-	for _, h := range sc.held {
-		if h == i {
-			return true
-		}
-	}
-	return false
 }
 
 // AddLockOrder adds shard index i to held, an ascending list without

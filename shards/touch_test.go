@@ -43,7 +43,7 @@ func TestTouchChangesNothing(t *testing.T) {
 	gone := put("expired")
 	s.SetInt(gone, 1)
 	s.SetExpire([]byte("expired"), gone, now-1)
-	// A sliding log renamed into another shard keeps its reference there.
+	// A sliding log renamed into another shard: its reference moves along.
 	s.SetObject([]byte("sl-src"), put("sl-src"), KindSlidingLog, &SlidingLog{})
 	require.True(t, s.Rename([]byte("sl-src"), []byte("sl-moved"), now))
 	s.UnlockAll()
