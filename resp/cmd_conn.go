@@ -369,7 +369,7 @@ func (c *Conn) clientKill(opts [][]byte) {
 	if len(opts) == 1 {
 		for _, o := range c.srv.clients() {
 			if o.addr == string(opts[0]) {
-				o.kill()
+				c.kill(o)
 				c.WriteOK()
 				return
 			}
@@ -404,15 +404,25 @@ func (c *Conn) clientKill(opts [][]byte) {
 		if (id != 0 && o.id != id) || (addr != "" && o.addr != addr) {
 			continue
 		}
-		o.kill()
+		c.kill(o)
 		killed++
 	}
 	c.WriteInt(int64(killed))
 }
 
-// kill closes the connection from another goroutine: its read fails and
-// its goroutine cleans up.
-func (c *Conn) kill() { c.nc.Close() }
+// kill closes o for c's CLIENT KILL: c itself once its reply is written
+// (as Redis), another client at once: its read fails and its goroutine
+// cleans up, or its event loop closes it at the end of its turn.
+func (c *Conn) kill(o *Conn) {
+	switch {
+	case o == c:
+		c.closeAfter = true
+	case o.loop != nil:
+		o.loop.kill(o)
+	default:
+		o.nc.Close()
+	}
+}
 
 // clients returns the connected clients ordered by id.
 func (s *Server) clients() []*Conn {

@@ -89,6 +89,16 @@ type Conn struct {
 	libName string
 	libVer  string
 
+	// Event-loop mode (loop_linux.go): the loop that owns the socket, and
+	// the socket's descriptor (-1 once closed); nc is closed then. The
+	// flags are the loop goroutine's.
+	loop    *eventLoop
+	fd      int
+	inTurn  bool        // in the loop's list for this turn
+	waitOut bool        // replies wait for room in the socket; reading waits for them
+	pending bool        // runBuffered stopped with requests left in buf
+	killReq atomic.Bool // CLIENT KILL or the server asked the loop to close it
+
 	lastCmd  atomic.Pointer[Command]
 	lastSeen atomic.Int64 // Unix ms of the last command
 	qbuf     atomic.Int64 // bytes buffered, for CLIENT LIST
@@ -149,6 +159,7 @@ func (c *Conn) serve() {
 // when the connection must close (protocol error or a limit exceeded; the
 // error reply has been flushed).
 func (c *Conn) runBuffered() bool {
+	c.pending = false
 	for c.r < c.w {
 		var args [][]byte
 		var n int
@@ -192,6 +203,12 @@ func (c *Conn) runBuffered() bool {
 			return false
 		}
 		if len(c.out) >= flushAt {
+			if c.loop != nil {
+				// The loop writes the replies, and runs the rest once
+				// the socket has taken them (back pressure).
+				c.pending = c.r < c.w
+				break
+			}
 			if err := c.flush(); err != nil {
 				return false
 			}
@@ -245,10 +262,16 @@ func (c *Conn) read() error {
 		c.w -= c.r
 		c.r = 0
 	}
-	if t := c.srv.idleTimeout.Load(); t > 0 {
-		c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+	var n int
+	var err error
+	if c.loop != nil {
+		n, err = c.readSome(c.buf[c.w:])
+	} else {
+		if t := c.srv.idleTimeout.Load(); t > 0 {
+			c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		}
+		n, err = c.nc.Read(c.buf[c.w:])
 	}
-	n, err := c.nc.Read(c.buf[c.w:])
 	c.w += n
 	c.qbuf.Store(int64(c.w - c.r))
 	c.srv.netIn.Add(int64(n))
@@ -265,6 +288,9 @@ func (c *Conn) flush() error {
 		return nil
 	}
 	c.syncJournal()
+	if c.loop != nil {
+		return c.writeSome() // what the socket does not take now, the loop writes later
+	}
 	n, err := c.nc.Write(c.out)
 	c.srv.netOut.Add(int64(n))
 	c.resetOut()
@@ -294,7 +320,11 @@ func (c *Conn) resetOut() {
 
 func (c *Conn) close() {
 	c.unwatchAll()
-	c.nc.Close()
+	if c.loop != nil {
+		c.closeSocket()
+	} else {
+		c.nc.Close()
+	}
 	c.srv.removeConn(c)
 }
 

@@ -6,7 +6,9 @@ import (
 	"syscall"
 )
 
-// Replies are written in rounds, as Redis writes them.
+// Replies are written in rounds, as Redis writes them. (This is the
+// goroutine-per-client mode, event-loop no; the event loops of
+// loop_linux.go write in rounds by construction.)
 //
 // Redis runs every request that arrived in one turn of its event loop and
 // writes all the replies just before it sleeps again (beforeSleep). A

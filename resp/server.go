@@ -56,6 +56,7 @@ type Server struct {
 	stats         serverStats // INFO's ids, memory peak and rate sampler (cmd_server.go)
 
 	writers      []*replyWriter // one per P; see flusher.go
+	loops        []*eventLoop   // one per P with event-loop yes; see loop_linux.go
 	batchReplies atomic.Bool    // batch-replies
 	prefetch     atomic.Int32   // prefetch-batch: prefetchNo, prefetchAuto or prefetchYes
 }
@@ -126,6 +127,15 @@ func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
 
 // Serve accepts connections until Shutdown. It returns nil after Shutdown.
 func (s *Server) Serve() error {
+	if s.cfg.Get("event-loop") == "yes" {
+		loops, err := newEventLoops(s, runtime.GOMAXPROCS(0))
+		if err != nil {
+			s.log.Warn("event loops unavailable, serving each client from its own goroutine", "err", err)
+		}
+		s.mu.Lock()
+		s.loops = loops
+		s.mu.Unlock()
+	}
 	go s.sampleStats()
 	errc := make(chan error, len(s.listeners))
 	for _, ln := range s.listeners {
@@ -201,6 +211,10 @@ func (s *Server) startConn(nc net.Conn) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.totalConns.Add(1)
+	if len(s.loops) > 0 && s.loops[int(c.id)%len(s.loops)].adopt(c, nc) {
+		return
+	}
+	c.loop, c.fd = nil, -1
 	go c.serve()
 }
 
@@ -232,9 +246,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		c.nc.SetReadDeadline(time.Now())
 	}
 	s.mu.Unlock()
+	s.mu.Lock()
+	loops := s.loops
+	s.mu.Unlock()
+	for _, l := range loops {
+		l.wake() // a loop closes its connections once it sees closing
+	}
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
+		for _, l := range loops {
+			l.stop()
+		}
 		for _, w := range s.writers {
 			w.close()
 		}
