@@ -48,10 +48,12 @@ type eventLoop struct {
 	wakeR int             // read end of the wake pipe (in the epoll set)
 	wakeW int
 
-	mu    sync.Mutex
-	adds  []*Conn     // connections handed over, not yet registered
-	woken atomic.Bool // the wake pipe holds a byte the loop has not read
-	kills atomic.Bool // some connection of the loop has killReq set
+	mu      sync.Mutex  // guards adds, stopped and the wake pipe's use
+	adds    []*Conn     // connections handed over, not yet registered
+	stopped bool        // the loop has ended: no more adds, no more wakes
+	woken   atomic.Bool // the wake pipe holds a byte the loop has not read
+	kills   atomic.Bool // some connection of the loop has killReq set
+	quit    atomic.Bool // stop was called: end even if the server is not closing
 
 	// Owned by the loop goroutine.
 	conns     map[int]*Conn // by descriptor
@@ -152,6 +154,13 @@ func (l *eventLoop) adopt(c *Conn, nc net.Conn) bool {
 	nc.Close()
 	c.loop, c.fd = l, fd
 	l.mu.Lock()
+	if l.stopped { // the server closed meanwhile
+		l.mu.Unlock()
+		syscall.Close(fd)
+		c.fd = -1
+		c.srv.removeConn(c)
+		return true
+	}
 	l.adds = append(l.adds, c)
 	l.mu.Unlock()
 	l.wake()
@@ -161,7 +170,11 @@ func (l *eventLoop) adopt(c *Conn, nc net.Conn) bool {
 // wake makes the loop run a turn soon (new connections, a kill, shutdown).
 func (l *eventLoop) wake() {
 	if l.woken.CompareAndSwap(false, true) {
-		syscall.Write(l.wakeW, []byte{1})
+		l.mu.Lock()
+		if !l.stopped { // else the descriptor may already be another file's
+			syscall.Write(l.wakeW, []byte{1})
+		}
+		l.mu.Unlock()
 	}
 }
 
@@ -172,9 +185,10 @@ func (l *eventLoop) kill(c *Conn) {
 	l.wake()
 }
 
-// stop ends the loop once it has closed its connections (the server is
-// closing) and releases its descriptors.
+// stop ends the loop once it has closed its connections and released its
+// descriptors.
 func (l *eventLoop) stop() {
+	l.quit.Store(true)
 	l.wake()
 	<-l.done
 }
@@ -197,15 +211,25 @@ func (l *eventLoop) tick() {
 
 func (l *eventLoop) run() {
 	defer func() {
+		l.mu.Lock()
+		l.stopped = true
+		adds := l.adds
+		l.adds = nil
+		syscall.Close(l.wakeR)
+		syscall.Close(l.wakeW)
+		l.mu.Unlock()
+		for _, c := range adds {
+			syscall.Close(c.fd)
+			c.fd = -1
+			c.srv.removeConn(c)
+		}
 		for _, c := range l.conns {
 			c.close()
 		}
 		l.file.Close()
-		syscall.Close(l.wakeR)
-		syscall.Close(l.wakeW)
 		close(l.done)
 	}()
-	for !l.srv.closing.Load() {
+	for !l.ending() {
 		n := l.wait()
 		l.turn = append(l.turn[:0], l.again...)
 		clear(l.again)
@@ -242,6 +266,9 @@ func (l *eventLoop) run() {
 	}
 }
 
+// ending reports whether the loop should close its connections and end.
+func (l *eventLoop) ending() bool { return l.srv.closing.Load() || l.quit.Load() }
+
 // wait returns the number of events in l.events, waiting in Go's netpoller
 // while there are none and nothing is left over from the last turn.
 func (l *eventLoop) wait() int {
@@ -251,7 +278,7 @@ func (l *eventLoop) wait() int {
 	}
 	l.rc.Read(func(uintptr) bool {
 		n = l.poll()
-		return n > 0 || l.srv.closing.Load()
+		return n > 0 || l.ending()
 	})
 	return n
 }
