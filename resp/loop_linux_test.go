@@ -1,0 +1,46 @@
+//go:build linux
+
+package resp
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestLoopStoppedRefusesCleanly: a connection handed to a loop that has
+// ended (the server closing under an accept) is closed and forgotten, not
+// leaked; wakes after the end touch no descriptor.
+func TestLoopStoppedRefusesCleanly(t *testing.T) {
+	ts := newTestServer(t)
+	l, err := newEventLoop(ts.srv)
+	require.NoError(t, err)
+	l.stop()
+	l.wake() // must not write to the closed pipe
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer client.Close()
+	nc, err := ln.Accept()
+	require.NoError(t, err)
+
+	c := &Conn{srv: ts.srv, id: 1 << 40, fd: -1}
+	ts.srv.mu.Lock()
+	ts.srv.conns[c.id] = c
+	ts.srv.wg.Add(1)
+	ts.srv.mu.Unlock()
+	require.True(t, l.adopt(c, nc), "the loop owns the connection's fate")
+	require.Equal(t, -1, c.fd, "descriptor closed")
+	ts.srv.mu.Lock()
+	_, still := ts.srv.conns[c.id]
+	ts.srv.mu.Unlock()
+	require.False(t, still, "connection forgotten")
+	client.SetReadDeadline(time.Now().Add(2 * time.Second))
+	_, err = client.Read(make([]byte, 1))
+	require.Error(t, err, "peer sees the close")
+}
