@@ -120,9 +120,13 @@ func newEventLoop(s *Server) (*eventLoop, error) {
 	return l, nil
 }
 
-// adopt hands c, whose connection is nc, to the loop. It returns false when
-// nc is not a socket the loop can own (c then gets its own goroutine).
-func (l *eventLoop) adopt(c *Conn, nc net.Conn) bool {
+// claim makes c, whose connection is nc, the loop's: c gets its own
+// descriptor for the socket, and nc is closed. It returns false, leaving c
+// and nc as they were, when nc is not a socket the loop can own (c then
+// gets its own goroutine). The server calls it before it publishes c, so
+// that whoever finds c among the clients sees c.loop; add then hands it
+// over.
+func (l *eventLoop) claim(c *Conn, nc net.Conn) bool {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return false
@@ -153,18 +157,22 @@ func (l *eventLoop) adopt(c *Conn, nc net.Conn) bool {
 	}
 	nc.Close()
 	c.loop, c.fd = l, fd
+	return true
+}
+
+// add gives a claimed connection to the loop goroutine.
+func (l *eventLoop) add(c *Conn) {
 	l.mu.Lock()
 	if l.stopped { // the server closed meanwhile
 		l.mu.Unlock()
-		syscall.Close(fd)
+		syscall.Close(c.fd)
 		c.fd = -1
 		c.srv.removeConn(c)
-		return true
+		return
 	}
 	l.adds = append(l.adds, c)
 	l.mu.Unlock()
 	l.wake()
-	return true
 }
 
 // wake makes the loop run a turn soon (new connections, a kill, shutdown).

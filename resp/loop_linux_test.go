@@ -30,11 +30,13 @@ func TestLoopStoppedRefusesCleanly(t *testing.T) {
 	require.NoError(t, err)
 
 	c := &Conn{srv: ts.srv, id: 1 << 40, fd: -1}
+	require.True(t, l.claim(c, nc))
+	require.GreaterOrEqual(t, c.fd, 0)
 	ts.srv.mu.Lock()
 	ts.srv.conns[c.id] = c
 	ts.srv.wg.Add(1)
 	ts.srv.mu.Unlock()
-	require.True(t, l.adopt(c, nc), "the loop owns the connection's fate")
+	l.add(c)
 	require.Equal(t, -1, c.fd, "descriptor closed")
 	ts.srv.mu.Lock()
 	_, still := ts.srv.conns[c.id]

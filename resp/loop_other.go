@@ -15,7 +15,8 @@ func newEventLoops(*Server, int) ([]*eventLoop, error) {
 	return nil, errors.New("event loops need Linux's epoll")
 }
 
-func (l *eventLoop) adopt(*Conn, net.Conn) bool { return false }
+func (l *eventLoop) claim(*Conn, net.Conn) bool { return false }
+func (l *eventLoop) add(*Conn)                  {}
 func (l *eventLoop) wake()                      {}
 func (l *eventLoop) kill(*Conn)                 {}
 func (l *eventLoop) stop()                      {}

@@ -183,6 +183,7 @@ func (s *Server) startConn(nc net.Conn) {
 		created: time.Now(),
 		buf:     make([]byte, defaultReadBytes),
 		proto:   2,
+		fd:      -1,
 	}
 	c.authed = *s.password.Load() == ""
 	if sc, ok := nc.(syscall.Conn); ok {
@@ -207,14 +208,17 @@ func (s *Server) startConn(nc net.Conn) {
 		nc.Close()
 		return
 	}
+	if len(s.loops) > 0 {
+		s.loops[int(c.id)%len(s.loops)].claim(c, nc)
+	}
 	s.conns[c.id] = c
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.totalConns.Add(1)
-	if len(s.loops) > 0 && s.loops[int(c.id)%len(s.loops)].adopt(c, nc) {
+	if c.loop != nil {
+		c.loop.add(c)
 		return
 	}
-	c.loop, c.fd = nil, -1
 	go c.serve()
 }
 
@@ -243,10 +247,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, c := range s.conns {
 		// Wake readers blocked in Read; a connection in the middle of a
 		// batch finishes it first, since it only checks between batches.
-		c.nc.SetReadDeadline(time.Now())
+		if c.loop == nil {
+			c.nc.SetReadDeadline(time.Now())
+		}
 	}
-	s.mu.Unlock()
-	s.mu.Lock()
 	loops := s.loops
 	s.mu.Unlock()
 	for _, l := range loops {
