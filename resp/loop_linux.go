@@ -383,11 +383,18 @@ func (l *eventLoop) readFailed(c *Conn, err error) {
 	if !errors.Is(err, io.EOF) {
 		l.srv.log.Debug("client read error", "id", c.id, "addr", c.addr, "err", err)
 	}
+	l.closeSoon(c)
+}
+
+// closeSoon closes c: at the end of this turn when c is in its list (the
+// turn still holds it), else now. It reports whether c is still open.
+func (l *eventLoop) closeSoon(c *Conn) bool {
 	if c.inTurn {
-		c.closeAfter = true // it is in this turn's list: close there
-		return
+		c.closeAfter = true
+		return true
 	}
 	l.drop(c)
+	return false
 }
 
 // drop closes c now (it is in no list).
@@ -448,12 +455,7 @@ func (l *eventLoop) writeOut(c *Conn) bool {
 	err := c.writeSome()
 	if err != nil {
 		l.srv.log.Debug("client write error", "id", c.id, "addr", c.addr, "err", err)
-		if c.inTurn {
-			c.closeAfter = true
-			return true
-		}
-		l.drop(c)
-		return false
+		return l.closeSoon(c)
 	}
 	want := len(c.out) > 0
 	if want != c.waitOut {

@@ -186,13 +186,6 @@ func (s *Server) startConn(nc net.Conn) {
 		fd:      -1,
 	}
 	c.authed = *s.password.Load() == ""
-	if sc, ok := nc.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			c.raw = rc
-			c.writer = s.writers[int(c.id)%len(s.writers)]
-			c.wrote = make(chan int, 1)
-		}
-	}
 	c.lastSeen.Store(c.created.UnixMilli())
 	s.mu.Lock()
 	if s.closing.Load() {
@@ -218,6 +211,15 @@ func (s *Server) startConn(nc net.Conn) {
 	if c.loop != nil {
 		c.loop.add(c)
 		return
+	}
+	// A goroutine of its own: its replies go through a replyWriter
+	// (flusher.go) when its socket is a plain one.
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			c.raw = rc
+			c.writer = s.writers[int(c.id)%len(s.writers)]
+			c.wrote = make(chan int, 1)
+		}
 	}
 	go c.serve()
 }
