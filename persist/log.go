@@ -112,6 +112,9 @@ const (
 	// (Redis writes once per event-loop turn). Writes reach the OS within
 	// about this much of their reply; fsyncs follow once a second.
 	linger = time.Millisecond
+	// writeInline: with everysec and no, once this much is buffered, Sync
+	// writes it from the caller's goroutine (see Sync).
+	writeInline = 64 << 10
 )
 
 // retryEvery is how often a failed write or fsync is retried (and how
@@ -127,6 +130,7 @@ type Log struct {
 	policy atomic.Int32
 	errp   atomic.Pointer[error] // sticky error, for the lock-free Err
 	full   atomic.Bool           // len(buf) > maxBuffered, for Sync's lock-free check
+	ample  atomic.Bool           // len(buf) >= writeInline, for Sync's lock-free check
 	syncs  atomic.Int64          // fsyncs done, for the log at Close
 	writes atomic.Int64          // writes done
 
@@ -142,6 +146,13 @@ type Log struct {
 	rot      *rotation // requested, not yet taken by the writer
 	closed   bool
 
+	// wmu is held by whoever runs cycle: the writer goroutine, or a Sync
+	// caller writing inline. It guards the fields below.
+	wmu sync.Mutex
+	// ended is set once the writer's final flush is done (under wmu):
+	// the file is about to close, so nobody may write inline after it.
+	ended bool
+
 	// Group commit under always (see gather): taken is the last record
 	// the writer has taken; joining counts the Sync callers waiting for
 	// records after it (they need the next fsync), riding those waiting
@@ -156,7 +167,7 @@ type Log struct {
 	stop chan struct{}
 	done chan struct{}
 
-	// Owned by the writer goroutine.
+	// Guarded by wmu (the writer goroutine, or Sync writing inline).
 	f           logFile
 	off         int64  // end of the data in f
 	syncedOff   int64  // end of the durable data in f
@@ -229,6 +240,9 @@ func (l *Log) Append(rec []byte) uint64 {
 	if len(l.buf) > maxBuffered && !l.full.Load() {
 		l.full.Store(true)
 	}
+	if len(l.buf) >= writeInline && !l.ample.Load() {
+		l.ample.Store(true)
+	}
 	l.mu.Unlock()
 	return seq
 }
@@ -244,8 +258,21 @@ func (l *Log) LastSeq() uint64 {
 // always it returns once they are fsynced (waiting through a disk outage);
 // otherwise once they are handed to the writer, which keeps them through an
 // outage (reported by Err, not here). It fails only once the log is closed.
+//
+// With everysec and no, once writeInline bytes wait, Sync writes them
+// itself (unless the writer is busy), as Redis's event loop writes its AOF
+// buffer at the end of every turn; the fsync stays with the writer. Why: a
+// pipelined load keeps an event loop running without a pause, so the
+// writer, sharing its P, took the buffer only when the scheduler preempted
+// the loop, every ~10 ms; by then the buffer had grown to about 1 MB, and
+// Append's copies ran into fresh pages (page faults and memmove were 8% of
+// CL.THROTTLE at pipeline 32 with everysec). Writing 64 KiB at a time
+// keeps the two buffers small and in cache.
 func (l *Log) Sync(seq uint64) error {
 	if Policy(l.policy.Load()) != FsyncAlways {
+		if l.ample.Load() {
+			l.writeNow()
+		}
 		l.kick()
 		if l.full.Load() {
 			l.mu.Lock()
@@ -306,6 +333,21 @@ func (l *Log) Buffered() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.buf)
+}
+
+// writeNow runs a cycle from the caller's goroutine, without the writer's
+// linger, unless the writer is in one. The fsync, if one is due, is left to
+// the writer (kicked by the caller): an fsync here would stall the caller.
+// Rotations and failures are left to the writer too.
+func (l *Log) writeNow() {
+	if !l.wmu.TryLock() {
+		return
+	}
+	defer l.wmu.Unlock()
+	if l.ended || l.rotPending != nil || l.Err() != nil {
+		return
+	}
+	l.cycle(false, false)
 }
 
 func (l *Log) kick() {
@@ -444,8 +486,11 @@ func (l *Log) run() {
 		case <-tick.C:
 		case <-l.stop:
 			// Final flush: everything, fsynced, whatever the policy.
-			for i := 0; i < 2 && l.cycle(true); i++ {
+			l.wmu.Lock()
+			for i := 0; i < 2 && l.cycle(true, true); i++ {
 			}
+			l.ended = true
+			l.wmu.Unlock()
 			return
 		}
 		if Policy(l.policy.Load()) != FsyncAlways {
@@ -458,8 +503,10 @@ func (l *Log) run() {
 		} else {
 			l.gather()
 		}
-		for l.cycle(false) {
+		l.wmu.Lock()
+		for l.cycle(false, true) {
 		}
+		l.wmu.Unlock()
 	}
 }
 
@@ -513,10 +560,11 @@ func (l *Log) gather() {
 	}
 }
 
-// cycle takes what was appended, writes it, and fsyncs per policy. It
+// cycle takes what was appended, writes it, and fsyncs per policy (only
+// when mayFsync; otherwise it leaves a due fsync to the next cycle). It
 // reports whether it should run again at once (a rotation completed and
-// records for the new file are waiting).
-func (l *Log) cycle(final bool) (again bool) {
+// records for the new file are waiting). The caller holds l.wmu.
+func (l *Log) cycle(final, mayFsync bool) (again bool) {
 	now := time.Now()
 	l.mu.Lock()
 	failing := l.err != nil
@@ -531,6 +579,7 @@ func (l *Log) cycle(final bool) (again bool) {
 			l.pend = append(l.pend, l.buf[:r.off]...)
 			l.buf = l.buf[:copy(l.buf, l.buf[r.off:])]
 			l.full.Store(len(l.buf) > maxBuffered)
+			l.ample.Store(len(l.buf) >= writeInline)
 			l.pendSeq = r.seq
 		} else if len(l.buf) > 0 {
 			if len(l.pend) == 0 {
@@ -542,6 +591,7 @@ func (l *Log) cycle(final bool) (again bool) {
 				l.buf = l.buf[:0]
 			}
 			l.full.Store(false)
+			l.ample.Store(false)
 			l.pendSeq = l.seq
 		}
 	}
@@ -560,15 +610,38 @@ func (l *Log) cycle(final bool) (again bool) {
 	}
 	rot := l.rotPending
 	dirty := l.off > l.syncedOff
-	needSync := dirty && (final || failing || rot != nil || policy == FsyncAlways ||
+	needSync := dirty && mayFsync && (final || failing || rot != nil || policy == FsyncAlways ||
 		policy == FsyncEverysec && (now.Sub(l.lastSync) >= time.Second || len(l.unsynced) > syncEarly))
-	synced := false
+	synced := false        // everything written is durable
+	durable := false       // the records up to syncedSeq are
+	syncedSeq := l.pendSeq // (pend is empty whenever err is nil)
 	if err == nil && needSync {
 		l.syncs.Add(1)
-		if err = l.f.Sync(); err == nil {
-			synced = true
-			l.syncedOff = l.off
-			l.recycle()
+		target, kept := l.off, len(l.unsynced)
+		if final || rot != nil || policy == FsyncAlways || failing {
+			err = l.f.Sync()
+		} else {
+			// Sync callers may write inline while the disk works, as
+			// Redis's event loop writes while its bio thread fsyncs;
+			// holding wmu here let the buffer grow for as long as an
+			// fsync of up to syncEarly bytes takes.
+			l.wmu.Unlock()
+			err = l.f.Sync()
+			l.wmu.Lock()
+		}
+		if err == nil {
+			durable = true
+			synced = l.off == target
+			if int64(kept) == target-l.syncedOff {
+				// Keep the copy of what was written since.
+				l.unsynced = l.unsynced[:copy(l.unsynced, l.unsynced[kept:])]
+			} else {
+				l.unsynced = l.unsynced[:0]
+			}
+			l.syncedOff = target
+			if cap(l.unsynced) > maxKept {
+				l.unsynced = nil
+			}
 			l.lastSync = now
 		} else {
 			err = &syncError{err}
@@ -580,7 +653,7 @@ func (l *Log) cycle(final bool) (again bool) {
 			l.recycle()
 		}
 	} else if err == nil && !dirty {
-		synced = true
+		synced, durable = true, true
 	}
 	switched := false
 	if err == nil && rot != nil && len(l.pend) == 0 && l.off == l.syncedOff {
@@ -597,8 +670,8 @@ func (l *Log) cycle(final bool) (again bool) {
 	if len(l.pend) == 0 && l.written < l.pendSeq {
 		l.written = l.pendSeq
 	}
-	if synced && l.synced < l.written {
-		l.synced = l.written
+	if durable && l.synced < syncedSeq {
+		l.synced = syncedSeq
 		l.crowd = l.riding + l.joining
 	}
 	if err != nil && len(l.pend) > 0 {

@@ -275,6 +275,72 @@ func TestLogFailedFsyncRewritesWhatTheKernelDropped(t *testing.T) {
 	}
 }
 
+// gateFile is a memFile whose fsyncs wait at a gate: entered receives once
+// per fsync begun, and each waits for a value on release (the error it
+// then fails with, or nil).
+type gateFile struct {
+	memFile
+	entered chan struct{}
+	release chan error
+}
+
+func (f *gateFile) Sync() error {
+	f.entered <- struct{}{}
+	if err := <-f.release; err != nil {
+		f.mu.Lock()
+		f.data = bytes.Clone(f.durable) // the kernel dropped the dirty pages
+		f.mu.Unlock()
+		return err
+	}
+	return f.memFile.Sync()
+}
+
+// With everysec, once writeInline bytes wait, Sync writes them itself, and
+// it can do so while the writer's fsync is in progress: the buffer does not
+// grow for as long as the disk takes. If that fsync then fails, the bytes
+// written inline during it are written again along with the rest.
+func TestLogEverysecWritesInlineDuringAnFsync(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprint("fsync fails: ", fail), func(t *testing.T) {
+			f := &gateFile{entered: make(chan struct{}), release: make(chan error)}
+			l := openLog(f, "gate", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+			var want []byte
+			r := rec("SET", "first", "1")
+			want = append(want, r...)
+			require.NoError(t, l.Sync(l.Append(r)))
+			select {
+			case <-f.entered: // the everysec fsync, about a second later
+			case <-time.After(5 * time.Second):
+				t.Fatal("no fsync within 5 s under everysec")
+			}
+			var seq uint64
+			for i := 0; len(want) < 2*writeInline; i++ {
+				r := rec("SET", fmt.Sprint("during", i), "2")
+				want = append(want, r...)
+				seq = l.Append(r)
+			}
+			require.NoError(t, l.Sync(seq))
+			data, durable, _ := f.get()
+			require.Equal(t, want, data, "written by Sync itself while the fsync waits")
+			require.Len(t, durable, 0)
+			if fail {
+				f.release <- syscall.EIO
+				<-f.entered // the retry a second later rewrites everything
+			}
+			f.release <- nil
+			go func() { // Close's final fsync
+				for range f.entered {
+					f.release <- nil
+				}
+			}()
+			require.NoError(t, l.Close())
+			close(f.entered)
+			_, durable, _ = f.get()
+			require.Equal(t, want, durable)
+		})
+	}
+}
+
 func TestLogRotateSplitsAtTheRequestedRecord(t *testing.T) {
 	f1, f2 := &memFile{}, &memFile{}
 	l := openLog(f1, "one", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
