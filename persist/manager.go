@@ -641,7 +641,7 @@ func (m *Manager) saveDump(ctx context.Context, background bool) error {
 	var size int64
 	var err error
 	for try := 0; try < attempts; try++ {
-		if size, err = m.writeSnapshot(ctx, m.dumpPath); !errors.Is(err, errMixed) {
+		if size, err = m.writeSnapshot(ctx, m.dumpPath, background); !errors.Is(err, errMixed) {
 			break
 		}
 	}
@@ -663,7 +663,7 @@ func (m *Manager) saveDump(ctx context.Context, background bool) error {
 }
 
 // writeSnapshot writes a snapshot of the store to path.
-func (m *Manager) writeSnapshot(ctx context.Context, path string) (int64, error) {
+func (m *Manager) writeSnapshot(ctx context.Context, path string, background bool) (int64, error) {
 	w, err := createSnapshot(path)
 	if err != nil {
 		return 0, err
@@ -672,7 +672,7 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string) (int64, error)
 	if m.log != nil {
 		c = m.log.BeginCapture(captureLimit)
 	}
-	cuts, err := m.capture(ctx, w)
+	cuts, err := m.capture(ctx, w, background)
 	if c != nil {
 		if _, cerr := m.log.EndCapture(c); err == nil {
 			err = cerr
@@ -690,8 +690,9 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string) (int64, error)
 
 // capture writes the live keys of every shard to w, one shard at a time
 // under its lock, and returns the journal's last sequence number at the
-// capture of each shard.
-func (m *Manager) capture(ctx context.Context, w *snapshotWriter) ([]uint64, error) {
+// capture of each shard. background says it runs beside the connections
+// (not SAVE's, on a connection's own goroutine or event loop).
+func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background bool) ([]uint64, error) {
 	st := m.store
 	nowMs := st.Now() / 1e6
 	cuts := make([]uint64, st.NumShards())
@@ -717,8 +718,14 @@ func (m *Manager) capture(ctx context.Context, w *snapshotWriter) ([]uint64, err
 		}
 		// Let the connections run between shards: with one core
 		// (GOMAXPROCS=1) the pass otherwise runs until the scheduler
-		// preempts it, 10 ms at a time, and every request waits.
-		runtime.Gosched()
+		// preempts it, 10 ms at a time, and every request waits. Only
+		// in the background: SAVE runs on an event loop, which
+		// Store.Yield would wait for.
+		if background {
+			st.Yield()
+		} else {
+			runtime.Gosched()
+		}
 	}
 	return cuts, nil
 }
@@ -804,7 +811,7 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 		w.abort()
 		return err
 	}
-	cuts, err := m.capture(ctx, w)
+	cuts, err := m.capture(ctx, w, true)
 	if err != nil {
 		return fail(err)
 	}

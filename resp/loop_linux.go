@@ -55,6 +55,11 @@ type eventLoop struct {
 	kills   atomic.Bool // some connection of the loop has killReq set
 	quit    atomic.Bool // stop was called: end even if the server is not closing
 
+	// waitTurn's hand-shake: wanted is set by the waiter, and the loop
+	// sends on turned at the end of its next turn.
+	wanted atomic.Bool
+	turned chan struct{} // buffered: one token
+
 	// Owned by the loop goroutine.
 	conns     map[int]*Conn // by descriptor
 	events    []syscall.EpollEvent
@@ -114,6 +119,7 @@ func newEventLoop(s *Server) (*eventLoop, error) {
 		events:    make([]syscall.EpollEvent, 256),
 		lastSweep: time.Now(),
 		done:      make(chan struct{}),
+		turned:    make(chan struct{}, 1),
 	}
 	go l.run()
 	go l.tick()
@@ -271,6 +277,26 @@ func (l *eventLoop) run() {
 			l.schedule(c)
 		}
 		l.runTurn()
+		if l.wanted.Load() && l.wanted.CompareAndSwap(true, false) {
+			select {
+			case l.turned <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// waitTurn wakes the loop and returns once it has run a turn (or ended).
+// Background work that shares the loop's P calls it between slices
+// (shards.Store.SetYield): the loop sits in Go's netpoller, which the
+// scheduler consults only when no goroutine is runnable, so yielding the
+// P alone does not let it run.
+func (l *eventLoop) waitTurn() {
+	l.wanted.Store(true)
+	l.wake()
+	select {
+	case <-l.turned:
+	case <-l.done:
 	}
 }
 

@@ -46,3 +46,27 @@ func TestLoopStoppedRefusesCleanly(t *testing.T) {
 	_, err = client.Read(make([]byte, 1))
 	require.Error(t, err, "peer sees the close")
 }
+
+// waitTurn (the active expiry's yield, installed by Serve: see
+// shards.Store.SetYield) wakes the loop and returns once the loop has run
+// a turn; once the loop has ended it returns at once.
+func TestLoopWaitTurn(t *testing.T) {
+	ts := newTestServer(t)
+	l, err := newEventLoop(ts.srv)
+	require.NoError(t, err)
+	for i := 0; i < 3; i++ {
+		done := make(chan struct{})
+		go func() {
+			l.waitTurn()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("waitTurn did not return: the loop ran no turn")
+		}
+		require.False(t, l.wanted.Load(), "the loop took the request")
+	}
+	l.stop()
+	l.waitTurn()
+}

@@ -20,6 +20,7 @@ func (l *eventLoop) add(*Conn)                  {}
 func (l *eventLoop) wake()                      {}
 func (l *eventLoop) kill(*Conn)                 {}
 func (l *eventLoop) stop()                      {}
+func (l *eventLoop) waitTurn()                  {}
 
 func (c *Conn) readSome([]byte) (int, error) { return 0, errors.New("no event loop") }
 func (c *Conn) writeSome() error             { return errors.New("no event loop") }

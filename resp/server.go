@@ -135,6 +135,15 @@ func (s *Server) Serve() error {
 		s.mu.Lock()
 		s.loops = loops
 		s.mu.Unlock()
+		if len(loops) > 0 {
+			// The active expiry lets the loops run between slices of
+			// its work (see shards.Store.SetYield).
+			s.store.SetYield(func() {
+				for _, l := range loops {
+					l.waitTurn()
+				}
+			})
+		}
 	}
 	go s.sampleStats()
 	errc := make(chan error, len(s.listeners))
@@ -261,6 +270,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
+		if len(loops) > 0 {
+			s.store.SetYield(nil)
+		}
 		for _, l := range loops {
 			l.stop()
 		}

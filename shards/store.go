@@ -34,6 +34,7 @@ type Store struct {
 
 	stopExpire chan struct{}
 	expireDone chan struct{}
+	yield      atomic.Pointer[func()] // see SetYield
 
 	keysApprox atomic.Int64 // keys at the last active-expiry tick; see KeysApprox
 }

@@ -132,6 +132,40 @@ func TestActiveExpiry(t *testing.T) {
 	require.Equal(t, 0, s.Expires())
 }
 
+// With a yield function set, a long cycle calls it between slices of its
+// work, and the time spent in it is not charged to the budget: here each
+// call takes longer than the whole budget, and the cycle still goes on
+// after it (charged, it would stop after the first).
+func TestActiveExpiryYieldsBetweenSlices(t *testing.T) {
+	s, clk := newStore(t, 1)
+	const n = 100000
+	s.LockAll()
+	for i := 0; i < n; i++ {
+		k := []byte(fmt.Sprintf("key:%d", i))
+		e, _ := s.Put(k, clk.ms())
+		s.SetInt(e, int64(i))
+		s.SetExpire(k, e, clk.ms()+100)
+	}
+	s.UnlockAll()
+	clk.ns.Add(200 * 1e6)
+	const budget = 20 * time.Millisecond
+	yields := 0
+	s.SetYield(func() {
+		yields++
+		time.Sleep(budget + 10*time.Millisecond)
+	})
+	deleted := s.ExpireCycle(clk.ms(), budget)
+	require.Positive(t, deleted)
+	require.GreaterOrEqual(t, yields, 2, "a cycle of %d deletions yields after every %v of work", deleted, expireSlice)
+	s.SetYield(nil)
+	yields = 0
+	for i := 0; i < 1000 && deleted < n; i++ {
+		deleted += s.ExpireCycle(clk.ms(), time.Second)
+	}
+	require.Equal(t, n, deleted)
+	require.Zero(t, yields, "SetYield(nil) removes the function")
+}
+
 func TestScanVisitsEveryKeyOnce(t *testing.T) {
 	s, clk := newStore(t, 16)
 	s.LockAll()
