@@ -29,7 +29,8 @@
 # sl1000"], GCRA_KEYS [1000000], PIPELINE [64], FILL_LIMIT [60s] (each fill
 # stops there; the table then says how much it wrote), SETTLE [3]
 # seconds, SERVERS ["redis ratekv"], SERVER_CORE [0], CLIENT_CORE [1],
-# OUT [bench/results/memory.md].
+# OUT [bench/results/memory.md]; the raw numbers go beside it, one JSON line
+# per case and server (OUT with .jsonl for .md), for bench/targets.
 set -euo pipefail
 
 START_TS=$(date +%s)
@@ -200,7 +201,16 @@ COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "no commit")
 	echo
 	echo "Total runtime: ${ELAPSED}s."
 } >"$TMP/table.md"
+# The measurements, one JSON line per case and server, for bench/targets.
+for c in $CASES zset100 zset1000; do
+	for s in redis ratekv; do
+		[[ -n ${RES[$c|$s|units]-} ]] || continue
+		printf '{"case":"%s","server":"%s","units":%s,"used_bytes":%s,"rss_bytes":%s}\n' \
+			"$c" "$s" "${RES[$c|$s|units]}" "${RES[$c|$s|used]:-0}" "${RES[$c|$s|rss]:-0}"
+	done
+done | awk '!seen[$0]++' >"$TMP/memory.jsonl"
 mkdir -p "$(dirname "$OUT")"
 cp "$TMP/table.md" "$OUT"
+cp "$TMP/memory.jsonl" "${OUT%.md}.jsonl"
 cat "$TMP/table.md"
-log "wrote $OUT (total ${ELAPSED}s)"
+log "wrote $OUT and ${OUT%.md}.jsonl (total ${ELAPSED}s)"

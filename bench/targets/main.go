@@ -1,0 +1,291 @@
+// Command targets checks the numbers of one full bench run (bench/all.sh)
+// against the targets of issues 5 and 6, and prints a markdown table:
+// each target, what was measured, what it needs, and whether it is met.
+//
+//	go run ./bench/targets -dir bench/results
+//
+// It reads, from dir, the jsonl files the bench scripts write beside their
+// tables: latest.jsonl (compare.sh, the workloads without persistence and
+// the no-op ceiling), persist.jsonl (compare.sh with PERSIST="no everysec
+// always"), memory.jsonl (memory.sh) and scale.jsonl (scale.sh). A file
+// that is missing leaves its targets out, with a note. Like compare.sh's
+// tables it keeps each server's best round of every cell.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+func main() {
+	dir := flag.String("dir", "bench/results", "`directory` holding the run's jsonl files")
+	flag.Parse()
+	rows, notes, err := evaluate(*dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "targets: %v\n", err)
+		os.Exit(1)
+	}
+	write(os.Stdout, rows, notes)
+}
+
+// run is one loadgen run of compare.sh.
+type run struct {
+	Server      string  `json:"server"`
+	Persistence string  `json:"persistence"`
+	Row         string  `json:"row"`
+	Pipeline    int     `json:"pipeline"`
+	OpsPerSec   float64 `json:"ops_per_sec"`
+}
+
+// best holds each server's highest ops/s per cell, keyed by
+// server|persistence|row|pipeline.
+type best map[string]float64
+
+func cellKey(server, mode, row string, pipe int) string {
+	return fmt.Sprintf("%s|%s|%s|%d", server, mode, row, pipe)
+}
+
+func (b best) get(server, mode, row string, pipe int) (float64, bool) {
+	v, ok := b[cellKey(server, mode, row, pipe)]
+	return v, ok && v > 0
+}
+
+// memory is one line of memory.sh's jsonl.
+type memory struct {
+	Case      string  `json:"case"`
+	Server    string  `json:"server"`
+	Units     float64 `json:"units"`
+	UsedBytes float64 `json:"used_bytes"`
+	RSSBytes  float64 `json:"rss_bytes"`
+}
+
+// scaleCase is one line of scale.sh's jsonl (the expiry samples, which
+// have no p999_us, are skipped).
+type scaleCase struct {
+	Case string   `json:"case"`
+	P999 *float64 `json:"p999_us"`
+}
+
+// row is one line of the output table.
+type row struct {
+	Issue    int
+	Target   string
+	Measured float64
+	Op       string // ">=" or "<="
+	Need     float64
+	Unit     string // "x" for ratios, "B" for bytes
+}
+
+func (r row) met() bool {
+	if r.Op == ">=" {
+		return r.Measured >= r.Need
+	}
+	return r.Measured <= r.Need
+}
+
+// readLines decodes every non-blank line of path into a new T.
+func readLines[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, n, err)
+		}
+		out = append(out, v)
+	}
+	return out, sc.Err()
+}
+
+func bestOf(runs []run) best {
+	b := best{}
+	for _, r := range runs {
+		k := cellKey(r.Server, r.Persistence, r.Row, r.Pipeline)
+		if r.OpsPerSec > b[k] {
+			b[k] = r.OpsPerSec
+		}
+	}
+	return b
+}
+
+// evaluate reads the run in dir and returns the table's rows and notes on
+// what could not be checked. It fails only on a file it cannot parse.
+func evaluate(dir string) ([]row, []string, error) {
+	var rows []row
+	var notes []string
+	missing := func(file string, err error) error {
+		if errors.Is(err, os.ErrNotExist) {
+			notes = append(notes, file+" missing: its targets are not checked")
+			return nil
+		}
+		return err
+	}
+	ratio := func(issue int, target string, a, b float64, aok, bok bool, need float64) {
+		if !aok || !bok {
+			notes = append(notes, target+": not measured in this run")
+			return
+		}
+		rows = append(rows, row{issue, target, a / b, ">=", need, "x"})
+	}
+
+	if runs, err := readLines[run](filepath.Join(dir, "latest.jsonl")); err != nil {
+		if err := missing("latest.jsonl", err); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		b := bestOf(runs)
+		pair := func(target, row string, pipe int, need float64) {
+			a, aok := b.get("ratekv", "no", row, pipe)
+			r, rok := b.get("redis", "no", row, pipe)
+			ratio(6, target, a, r, aok, rok, need)
+		}
+		pair("CL.THROTTLE / redis Lua GCRA, pipeline 32", "throttle", 32, 10)
+		cl32, ok1 := b.get("ratekv", "no", "throttle", 32)
+		ceil32, ok2 := b.get("noop", "no", "ping", 32)
+		ratio(6, "CL.THROTTLE / no-op PING, pipeline 32", cl32, ceil32, ok1, ok2, 0.5)
+		cl1, ok1 := b.get("ratekv", "no", "throttle", 1)
+		ping1, ok2 := b.get("ratekv", "no", "ping", 1)
+		ratio(6, "CL.THROTTLE / ratekv PING, pipeline 1", cl1, ping1, ok1, ok2, 0.95)
+		for _, w := range []string{"set", "get", "incr"} {
+			pair(strings.ToUpper(w)+" / redis, pipeline 32", w, 32, 1.2)
+		}
+		ping32, ok1 := b.get("ratekv", "no", "ping", 32)
+		ratio(6, "ratekv PING / no-op PING, pipeline 32", ping32, ceil32, ok1, ok2 && ceil32 > 0, 0.95)
+		pair("SL.THROTTLE / redis MULTI recipe, pipeline 32", "sliding_vs_recipe", 32, 10)
+		pair("MULTI recipe, ratekv / redis, pipeline 32", "recipe", 32, 1.5)
+	}
+
+	if runs, err := readLines[run](filepath.Join(dir, "persist.jsonl")); err != nil {
+		if err := missing("persist.jsonl", err); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		b := bestOf(runs)
+		for _, w := range []string{"set", "throttle"} {
+			name := map[string]string{"set": "SET", "throttle": "CL.THROTTLE"}[w]
+			for _, p := range []int{1, 32} {
+				ev, ok1 := b.get("ratekv", "everysec", w, p)
+				no, ok2 := b.get("ratekv", "no", w, p)
+				ratio(5, fmt.Sprintf("%s everysec / appendonly no, pipeline %d", name, p), ev, no, ok1, ok2, 0.85)
+			}
+		}
+		for _, mode := range []string{"no", "everysec", "always"} {
+			for _, w := range []string{"set", "throttle"} {
+				name := map[string]string{"set": "SET", "throttle": "CL.THROTTLE vs Lua"}[w]
+				for _, p := range []int{1, 32} {
+					a, ok1 := b.get("ratekv", mode, w, p)
+					r, ok2 := b.get("redis", mode, w, p)
+					ratio(5, fmt.Sprintf("%s / redis, appendfsync %s, pipeline %d", name, mode, p), a, r, ok1, ok2, 1)
+				}
+			}
+		}
+	}
+
+	if mems, err := readLines[memory](filepath.Join(dir, "memory.jsonl")); err != nil {
+		if err := missing("memory.jsonl", err); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		per := map[string]float64{} // case|server -> bytes per unit (ratekv RSS, redis used_memory)
+		for _, m := range mems {
+			if m.Units <= 0 {
+				continue
+			}
+			v := m.UsedBytes
+			if m.Server == "ratekv" {
+				v = m.RSSBytes
+			}
+			per[m.Case+"|"+m.Server] = v / m.Units
+		}
+		bytes := func(target, key string, need float64) {
+			v, ok := per[key]
+			if !ok {
+				notes = append(notes, target+": not measured in this run")
+				return
+			}
+			rows = append(rows, row{6, target, v, "<=", need, "B"})
+		}
+		bytes("GCRA key, ratekv RSS per key", "gcra|ratekv", 56)
+		bytes("SL.THROTTLE entry (10k keys x 100), RSS per entry", "sl100|ratekv", 12)
+		bytes("SL.THROTTLE entry (1k keys x 1000), RSS per entry", "sl1000|ratekv", 12)
+		for _, c := range []string{"zset100", "zset1000"} {
+			r, rok := per[c+"|redis"]
+			if !rok {
+				notes = append(notes, c+": redis not measured in this run")
+				continue
+			}
+			bytes(fmt.Sprintf("sorted set entry (%s), ratekv RSS vs redis used_memory (%.1f B)", c, r), c+"|ratekv", r)
+		}
+	}
+
+	if cases, err := readLines[scaleCase](filepath.Join(dir, "scale.jsonl")); err != nil {
+		if err := missing("scale.jsonl", err); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		p := map[string]float64{}
+		for _, c := range cases {
+			if c.Case != "" && c.P999 != nil {
+				p[c.Case] = *c.P999
+			}
+		}
+		small, sok := p["small"]
+		for _, c := range []struct{ name, target string }{
+			{"big", "p99.9 with 10M keys resident / with 100k, same 100k called"},
+			{"big_all", "p99.9 with 10M keys resident, all called / with 100k"},
+			{"expiry", "p99.9 while 10M keys expire / with 100k (no latency spikes)"},
+		} {
+			v, ok := p[c.name]
+			if !ok || !sok || small <= 0 {
+				notes = append(notes, c.target+": not measured in this run")
+				continue
+			}
+			rows = append(rows, row{6, c.target, v / small, "<=", 2, "x"})
+		}
+	}
+	if len(rows) == 0 {
+		return nil, nil, fmt.Errorf("nothing to check in %s", dir)
+	}
+	return rows, notes, nil
+}
+
+// write prints the table, a count of the targets met, and the notes.
+func write(w io.Writer, rows []row, notes []string) {
+	fmt.Fprintln(w, "| issue | target | measured | needed | met |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---|")
+	met := 0
+	for _, r := range rows {
+		mark := "no"
+		if r.met() {
+			mark = "yes"
+			met++
+		}
+		format := "%.2f"
+		if r.Unit == "B" {
+			format = "%.1f"
+		}
+		fmt.Fprintf(w, "| %d | %s | "+format+"%s | %s "+format+"%s | %s |\n",
+			r.Issue, r.Target, r.Measured, r.Unit, r.Op, r.Need, r.Unit, mark)
+	}
+	fmt.Fprintf(w, "\n%d of %d targets met.\n", met, len(rows))
+	for _, n := range notes {
+		fmt.Fprintf(w, "- %s\n", n)
+	}
+}
