@@ -30,7 +30,7 @@ mkdir -p "$OUT_DIR"
 step() { echo "[all] $* ($(($(date +%s) - START_TS))s)" >&2; }
 
 step "1/5 compare.sh: workloads without persistence"
-WORKLOADS="ping set get incr throttle recipe sliding sliding_vs_recipe zset_recipe:throttle_cell" \
+WORKLOADS="ping set get incr throttle recipe sliding sliding_vs_recipe zset_recipe/throttle_cell" \
 	ROUNDS=$ROUNDS DURATION=$DURATION OUT="$OUT_DIR/latest.md" bash "$ROOT/bench/compare.sh" >/dev/null
 step "2/5 compare.sh: persistence"
 PERSIST="no everysec always" ROUNDS=$PERSIST_ROUNDS DURATION=$DURATION OUT="$OUT_DIR/persist.md" \
