@@ -12,7 +12,7 @@
 #
 # Each script installs what it lacks (redis-server), starts and stops its
 # servers on free loopback ports, pins them, and is bounded in time; see
-# their headers. About 35 minutes with the defaults on the 2-core VM.
+# their headers. About 25 minutes with the defaults on the 2-core VM (23.5 at 17:03).
 #
 # Environment (defaults in brackets): OUT_DIR [bench/results], ROUNDS [3]
 # for the comparison and PERSIST_ROUNDS [5] for persistence (best round
