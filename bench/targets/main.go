@@ -167,7 +167,7 @@ func evaluate(dir string) ([]row, []string, error) {
 			pair(strings.ToUpper(w)+" / redis, pipeline 32", w, 32, 1.2)
 		}
 		ping32, ok1 := b.get("ratekv", "no", "ping", 32)
-		ratio(6, "ratekv PING / no-op PING, pipeline 32", ping32, ceil32, ok1, ok2 && ceil32 > 0, 0.95)
+		ratio(6, "ratekv PING / no-op PING, pipeline 32", ping32, ceil32, ok1, ok2, 0.95)
 		pair("SL.THROTTLE / redis MULTI recipe, pipeline 32", "sliding_vs_recipe", 32, 10)
 		pair("MULTI recipe, ratekv / redis, pipeline 32", "recipe", 32, 1.5)
 	}
@@ -214,7 +214,7 @@ func evaluate(dir string) ([]row, []string, error) {
 			}
 			per[m.Case+"|"+m.Server] = v / m.Units
 		}
-		bytes := func(target, key string, need float64) {
+		perUnit := func(target, key string, need float64) {
 			v, ok := per[key]
 			if !ok {
 				notes = append(notes, target+": not measured in this run")
@@ -222,16 +222,16 @@ func evaluate(dir string) ([]row, []string, error) {
 			}
 			rows = append(rows, row{6, target, v, "<=", need, "B"})
 		}
-		bytes("GCRA key, ratekv RSS per key", "gcra|ratekv", 56)
-		bytes("SL.THROTTLE entry (10k keys x 100), RSS per entry", "sl100|ratekv", 12)
-		bytes("SL.THROTTLE entry (1k keys x 1000), RSS per entry", "sl1000|ratekv", 12)
+		perUnit("GCRA key, ratekv RSS per key", "gcra|ratekv", 56)
+		perUnit("SL.THROTTLE entry (10k keys x 100), RSS per entry", "sl100|ratekv", 12)
+		perUnit("SL.THROTTLE entry (1k keys x 1000), RSS per entry", "sl1000|ratekv", 12)
 		for _, c := range []string{"zset100", "zset1000"} {
 			r, rok := per[c+"|redis"]
 			if !rok {
 				notes = append(notes, c+": redis not measured in this run")
 				continue
 			}
-			bytes(fmt.Sprintf("sorted set entry (%s), ratekv RSS vs redis used_memory (%.1f B)", c, r), c+"|ratekv", r)
+			perUnit(fmt.Sprintf("sorted set entry (%s), ratekv RSS vs redis used_memory (%.1f B)", c, r), c+"|ratekv", r)
 		}
 	}
 
