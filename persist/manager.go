@@ -811,10 +811,12 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 		w.abort()
 		return err
 	}
+	t0 := time.Now()
 	cuts, err := m.capture(ctx, w, true)
 	if err != nil {
 		return fail(err)
 	}
+	t1 := time.Now()
 	// The next incremental file, named in the manifest before any record
 	// goes to it.
 	incrPath := filepath.Join(m.aofDir, incrName)
@@ -835,6 +837,7 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 	m.mu.Lock()
 	m.man = chain
 	m.mu.Unlock()
+	t2 := time.Now()
 	if m.log != nil {
 		_, done, err := m.log.Rotate(wrapped(f), incrName, 0, c)
 		if err != nil {
@@ -848,9 +851,13 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 			// already names the new file after the old ones.
 			return fail(fmt.Errorf("switching to %s: %w", incrName, err))
 		}
+		t3 := time.Now()
 		if err := m.writeTail(w, c2, cuts); err != nil {
 			return fail(err)
 		}
+		m.logger.Debug("append-only file rewrite: base captured, log switched",
+			"capture", t1.Sub(t0), "new_file", t2.Sub(t1), "switch", t3.Sub(t2), "tail", time.Since(t3),
+			"tail_bytes", len(c2.data))
 	} else {
 		f.Close()
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -282,6 +283,16 @@ func (l *eventLoop) run() {
 			case l.turned <- struct{}{}:
 			default:
 			}
+			// Hand the P over now: the waiter, readied by the send,
+			// runs next. Under a pipelined load the loop never parks,
+			// so without this the waiter ran only when the scheduler
+			// preempted the loop, 10-20 ms later, once per slice: an
+			// append-only rewrite's capture of 100k keys took 1.45 s
+			// instead of 20 ms, and the journal copied every record
+			// appended meanwhile (57 MB) to replay into the new base.
+			// CL.THROTTLE at pipeline 32 with everysec: 0.90M ops/s
+			// and p99.9 111 ms before, 1.27M and 8.9 ms after.
+			runtime.Gosched()
 		}
 	}
 }
