@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"runtime"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
@@ -855,6 +857,37 @@ func TestCluster(t *testing.T) {
 		{[]string{"CLUSTER", "KEYSLOT", ""}, ":0\r\n"},
 	})
 	require.Contains(t, r.do("CLUSTER", "HELP"), "+KEYSLOT <key>\r\n")
+}
+
+// TestMemoryPurge: MEMORY PURGE hands the heap's free pages back, so that
+// an RSS read after it (bench/memory.sh) does not depend on when the last
+// collection ran.
+func TestMemoryPurge(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	runSvSteps(t, r, []svStep{
+		{[]string{"MEMORY"}, svErr("ERR wrong number of arguments for 'memory' command")},
+		{[]string{"MEMORY", "PURGE", "x"}, svErr("ERR wrong number of arguments for 'memory|purge' command")},
+		{[]string{"MEMORY", "Foo"}, svErr("ERR unknown subcommand 'Foo'. Try MEMORY HELP.")},
+	})
+	require.Contains(t, r.do("MEMORY", "HELP"), "+PURGE\r\n")
+
+	m := []metrics.Sample{
+		{Name: "/gc/cycles/forced:gc-cycles"},
+		{Name: "/memory/classes/heap/free:bytes"},
+	}
+	metrics.Read(m)
+	forced := m[0].Value.Uint64()
+	garbage := make([][]byte, 64)
+	for i := range garbage {
+		garbage[i] = make([]byte, 1<<20)
+	}
+	garbage = nil
+	require.NoError(t, ts.client(t, 2).Do(ctx, "MEMORY", "PURGE").Err())
+	metrics.Read(m)
+	require.Greater(t, m[0].Value.Uint64(), forced, "MEMORY PURGE ran a collection")
+	require.Less(t, m[1].Value.Uint64(), uint64(16<<20), "MEMORY PURGE returned the 64 MiB of garbage")
+	runtime.KeepAlive(garbage)
 }
 
 // FuzzServerArgs feeds the argument parsers of the server commands. They
