@@ -66,8 +66,8 @@ type memory struct {
 	RSSBytes  float64 `json:"rss_bytes"`
 }
 
-// scaleCase is one line of scale.sh's jsonl (the expiry samples, which
-// have no p999_us, are skipped).
+// scaleCase is one line of scale.sh's jsonl: one window of a case (the
+// expiry samples, which have no p999_us, are skipped).
 type scaleCase struct {
 	Case string   `json:"case"`
 	P999 *float64 `json:"p999_us"`
@@ -240,9 +240,14 @@ func evaluate(dir string) ([]row, []string, error) {
 			return nil, nil, err
 		}
 	} else {
+		// A case measured in several windows has a line per window;
+		// scale.sh's table shows the lowest p99.9, and so does this.
 		p := map[string]float64{}
 		for _, c := range cases {
-			if c.Case != "" && c.P999 != nil {
+			if c.Case == "" || c.P999 == nil {
+				continue
+			}
+			if v, ok := p[c.Case]; !ok || *c.P999 < v {
 				p[c.Case] = *c.P999
 			}
 		}
