@@ -4,6 +4,7 @@ package resp
 
 import (
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,6 +67,29 @@ func TestLoopWaitTurn(t *testing.T) {
 			t.Fatal("waitTurn did not return: the loop ran no turn")
 		}
 		require.False(t, l.wanted.Load(), "the loop took the request")
+	}
+	// Several waiters at once (the active expiry and a snapshot's
+	// capture): one turn releases them all. With a one-token hand-shake
+	// all but one waited until someone else asked for a turn.
+	for round := 0; round < 20; round++ {
+		var wg sync.WaitGroup
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l.waitTurn()
+			}()
+		}
+		done := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: a waitTurn did not return while others waited beside it", round)
+		}
 	}
 	l.stop()
 	l.waitTurn()
