@@ -55,25 +55,11 @@ func TestLoopWaitTurn(t *testing.T) {
 	ts := newTestServer(t)
 	l, err := newEventLoop(ts.srv)
 	require.NoError(t, err)
-	for i := 0; i < 3; i++ {
-		done := make(chan struct{})
-		go func() {
-			l.waitTurn()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatal("waitTurn did not return: the loop ran no turn")
-		}
-		require.False(t, l.wanted.Load(), "the loop took the request")
-	}
-	// Several waiters at once (the active expiry and a snapshot's
-	// capture): one turn releases them all. With a one-token hand-shake
-	// all but one waited until someone else asked for a turn.
-	for round := 0; round < 20; round++ {
+	// waiters runs n waitTurn calls at once and reports whether all
+	// returned within 10 s.
+	waiters := func(n int) bool {
 		var wg sync.WaitGroup
-		for w := 0; w < 4; w++ {
+		for w := 0; w < n; w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -87,9 +73,20 @@ func TestLoopWaitTurn(t *testing.T) {
 		}()
 		select {
 		case <-done:
+			return true
 		case <-time.After(10 * time.Second):
-			t.Fatalf("round %d: a waitTurn did not return while others waited beside it", round)
+			return false
 		}
+	}
+	for i := 0; i < 3; i++ {
+		require.True(t, waiters(1), "waitTurn did not return: the loop ran no turn")
+		require.False(t, l.wanted.Load(), "the loop took the request")
+	}
+	// Several waiters at once (the active expiry and a snapshot's
+	// capture): one turn releases them all. With a one-token hand-shake
+	// all but one waited until someone else asked for a turn.
+	for round := 0; round < 20; round++ {
+		require.True(t, waiters(4), "round %d: a waitTurn did not return while others waited beside it", round)
 	}
 	l.stop()
 	l.waitTurn()
