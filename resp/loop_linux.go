@@ -312,8 +312,8 @@ func (l *eventLoop) run() {
 // Any number may wait at once. With a one-token channel and a flag, two
 // waiters (the active expiry and a rewrite's capture) shared one token:
 // the other waited until someone asked again, the expiry's next tick 100
-// ms later, and a capture of 100k keys took 1.6-2.4 s in one CL.THROTTLE
-// run of three (pipeline 32, everysec: 0.87-0.97M calls/s against
+// ms later, and a capture of 100k keys took 1.6-2.4 s in 3 CL.THROTTLE
+// runs of 18 (pipeline 32, everysec: 0.87-0.97M calls/s against
 // 1.24-1.44M).
 func (l *eventLoop) waitTurn() {
 	l.turnMu.Lock()
