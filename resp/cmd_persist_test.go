@@ -317,11 +317,15 @@ func TestPersistenceCommands(t *testing.T) {
 	require.Equal(t, "-"+errSyntax+"\r\n", r.do("BGSAVE", "NOW"))
 	require.Equal(t, "-"+errSyntax+"\r\n", r.do("BGSAVE", "SCHEDULE", "x"))
 	require.Equal(t, "+Background saving started\r\n", r.do("BGSAVE"))
-	require.Eventually(t, func() bool { s := ps.mgr.Stats(); return s.Saves == 2 && !s.BgsaveInProgress }, 5*time.Second, time.Millisecond)
-	require.Equal(t, "+Background saving started\r\n", r.do("bgsave", "schedule"))
-	// Saves counts the dump before the save is over: wait for both, or
+	// savesDone(n): n dumps counted and none running. Saves counts the
+	// dump before the save is over, so both are needed, or a following
 	// BGREWRITEAOF finds the save running and is only scheduled.
-	require.Eventually(t, func() bool { s := ps.mgr.Stats(); return s.Saves == 3 && !s.BgsaveInProgress }, 5*time.Second, time.Millisecond)
+	savesDone := func(n int64) func() bool {
+		return func() bool { s := ps.mgr.Stats(); return s.Saves == n && !s.BgsaveInProgress }
+	}
+	require.Eventually(t, savesDone(2), 5*time.Second, time.Millisecond)
+	require.Equal(t, "+Background saving started\r\n", r.do("bgsave", "schedule"))
+	require.Eventually(t, savesDone(3), 5*time.Second, time.Millisecond)
 	require.Equal(t, "+Background append only file rewriting started\r\n", r.do("BGREWRITEAOF"))
 	require.Eventually(t, func() bool { return ps.mgr.Stats().Rewrites == 1 }, 5*time.Second, time.Millisecond)
 	require.Equal(t, "-ERR wrong number of arguments for 'bgrewriteaof' command\r\n", r.do("BGREWRITEAOF", "x"))
