@@ -583,8 +583,9 @@ func (s *Store) Scan(cursor uint64, count int, nowMs int64, fn func(key []byte, 
 // chosen so that about count index words are covered, and returns to
 // (1<<32 when the range reaches the end of the hash space).
 func (t *table) scanRange(from uint64, count int, fn func(e *Entry)) uint64 {
+	t.finishGrow()
 	n := len(t.index)
-	start := t.home(uint32(from))
+	start := home(n, uint32(from))
 	end, seen := start, 0
 	for end < n && seen < count {
 		if t.index[end] != 0 {
@@ -622,6 +623,7 @@ func (s *Store) RandomKey(nowMs int64) []byte {
 		if sh.count == 0 {
 			continue
 		}
+		sh.finishGrow()
 		n := len(sh.index)
 		p := rand.IntN(n)
 		for j := 0; j < n; j++ {

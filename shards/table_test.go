@@ -23,8 +23,14 @@ type modelValue struct {
 // expiries and flushes, checking every key against a map after each step
 // and the whole keyspace (Len, Expires, Each, Scan) periodically.
 func TestTableAgainstModel(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 3} {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+	for _, tc := range []struct {
+		seed uint64
+		step int // growStep: 1 keeps most of the run inside a growth
+	}{{1, growStep}, {2, growStep}, {3, growStep}, {4, 1}, {5, 2}, {6, 7}} {
+		seed := tc.seed
+		t.Run(fmt.Sprint("seed", seed, "step", tc.step), func(t *testing.T) {
+			defer func(s int) { growStep = s }(growStep)
+			growStep = tc.step
 			rnd := rand.New(rand.NewPCG(seed, 99))
 			s, clk := newStore(t, 4)
 			model := map[string]modelValue{}
@@ -161,6 +167,46 @@ func checkKeyspace(t *testing.T, step int, s *Store, nowMs int64, model map[stri
 		}
 	}
 	require.LessOrEqual(t, s.Expires(), volatile, "step %d: Expires", step)
+}
+
+// TestIndexGrowsInSlices: a growth is spread over about len(old)/growStep
+// inserts, and every key stays findable at each step of it.
+func TestIndexGrowsInSlices(t *testing.T) {
+	s, clk := newStore(t, 1)
+	sh := &s.shards[0]
+	s.LockAll()
+	defer s.UnlockAll()
+	key := func(i int) []byte { return fmt.Appendf(nil, "rl:%d", i) }
+	n := 0
+	put := func() {
+		e, _ := s.Put(key(n), clk.ms())
+		s.SetInt(e, int64(n))
+		n++
+	}
+	for len(sh.index) < 50000 || sh.old != nil {
+		put()
+	}
+	for sh.old == nil {
+		put()
+	}
+	oldLen, inserts := len(sh.old), 1
+	for sh.old != nil {
+		put()
+		inserts++
+		if inserts%97 == 0 {
+			for i := 0; i < n; i++ {
+				e := s.Peek(key(i), clk.ms())
+				require.NotNil(t, e, "rl:%d during the growth (insert %d of it)", i, inserts)
+				v, _ := e.Int()
+				require.Equal(t, int64(i), v)
+			}
+		}
+	}
+	want := oldLen / growStep
+	require.InDelta(t, want, inserts, float64(want)/10+2, "inserts the growth of %d words took", oldLen)
+	for i := 0; i < n; i++ {
+		require.NotNil(t, s.Peek(key(i), clk.ms()), "rl:%d after the growth", i)
+	}
 }
 
 // TestScanAcrossGrowth: keys present for the whole scan are returned exactly
@@ -396,24 +442,38 @@ func BenchmarkCompact(b *testing.B) {
 	require.Equal(b, compactMaxLive, sh.count)
 }
 
-// BenchmarkGrow measures the longest pause a new key can cause: the index
-// of a shard holding 625k keys (10M in 16 shards) growing by half, which
-// the insert does with the shard locked.
+// BenchmarkGrow measures what a new key can cost while an index grows: a
+// shard of 625k keys (10M in 16 shards) growing its index by half. The
+// whole growth is the time per op; max-step-ns is the longest single
+// step an insert takes, growth started or a slice of growStep positions
+// moved (both with the shard locked). Rehashing at once took 11.9 ms;
+// now 3511 slices of 30-150 us, and the new array's allocation 0.06-3.2
+// ms (Go zeroes memory it reuses; 9.4 MB here).
 func BenchmarkGrow(b *testing.B) {
 	s, clk := newStore(b, 1)
 	sh := &s.shards[0]
 	s.LockAll()
 	defer s.UnlockAll()
-	for i := 0; len(sh.index) == 0 || sh.count < 625000; i++ {
+	for i := 0; len(sh.index) == 0 || sh.count < 625000 || sh.old != nil; i++ {
 		e, _ := s.Put(fmt.Appendf(nil, "rl:%d", i), clk.ms())
 		s.SetInt(e, int64(i))
 	}
 	saved := sh.index
+	var longest time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		sh.index = saved // grow leaves the old index as it was
+		sh.index, sh.old = saved, nil // growth leaves the old index as it was
+		start := time.Now()
 		sh.grow()
+		for first := true; first || sh.old != nil; first = false {
+			sh.migrate(growStep)
+			if d := time.Since(start); d > longest {
+				longest = d
+			}
+			start = time.Now()
+		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(len(saved)), "slots")
+	b.ReportMetric(float64(longest.Nanoseconds()), "max-step-ns")
 }

@@ -33,18 +33,19 @@ func (s *Store) Touch(keys [][]byte, sc *TouchScratch) uint64 {
 	var sink uint64
 	// Index words.
 	for j, h := range sc.hash {
-		if t := &s.shards[sc.shard[j]].table; len(t.index) != 0 {
-			sink += t.index[t.home(h)]
+		if idx, _ := s.shards[sc.shard[j]].indexOf(h); len(idx) != 0 {
+			sink += idx[home(len(idx), h)]
 		}
 	}
 	// Entries: the first word of the probe whose hash matches (the entry
 	// the lookup will compare first).
 	for j, h := range sc.hash {
 		t := &s.shards[sc.shard[j]].table
-		if len(t.index) == 0 {
+		idx, _ := t.indexOf(h)
+		if len(idx) == 0 {
 			continue
 		}
-		if w := t.index[t.home(h)]; w != 0 && uint32(w>>32) == h {
+		if w := idx[home(len(idx), h)]; w != 0 && uint32(w>>32) == h {
 			e := t.entry(uint32(w) - 1)
 			sink += uint64(e.meta)
 			sc.entry = append(sc.entry, e)
