@@ -17,6 +17,10 @@
 #   big      fill rl:0 .. rl:BIG-1 (the same names: the measured keys are
 #            among them), measure over rl:0 .. rl:SMALL-1 again
 #   big_all  the same keyspace, requests spread over all BIG keys
+#   growth   FLUSHALL; fill SMALL keys, then measure over them while a
+#            second loadgen (GROW_CONNS connections, pipeline GROW_PIPELINE)
+#            writes new keys, up to BIG, for the window: the shards'
+#            indexes grow meanwhile, all 16 at about the same time
 #   expiry   FLUSHALL; fill BIG keys that expire EXPIRE_TTL after their write
 #            (`-fill-ttl`); measure from the end of that fill until
 #            EXPIRY_TAIL after the last deadline, sampling DBSIZE and VmRSS
@@ -38,17 +42,18 @@
 # RATE [50000] requests/s, DURATION [10s] and WARMUP [1s] per measurement
 # (whole seconds or milliseconds: 10s, 1500ms), CONNS [50], MEASURE_ARGS
 # ["-burst 100000 -count 1 -period 3600": every call allowed, every call a
-# write], BIG_ALL [1] (0: skip big_all), WINDOWS [3], EXPIRE_TTL [0: the fill time the big
+# write], BIG_ALL [1] (0: skip big_all), GROWTH [1] (0: skip growth),
+# GROW_CONNS [4], GROW_PIPELINE [16], WINDOWS [3], EXPIRE_TTL [0: the fill time the big
 # step measured, +25 %, +6 s], EXPIRY_TAIL [30] and RECLAIM_LIMIT [30]
 # seconds, FILL_LIMIT [75] seconds per fill, FILL_PIPELINE [64],
-# SCALE_LIMIT [600] seconds, SERVER_CORE [0], CLIENT_CORE [1],
+# SCALE_LIMIT [720] seconds, SERVER_CORE [0], CLIENT_CORE [1],
 # OUT [bench/results/scale.md].
 #
 # Time: about 5 minutes with the defaults where the server fills ~350k
-# keys/s (three fills, 3 x WINDOWS measurements of WARMUP+DURATION+2 s drain, the
+# keys/s (four fills, 3 x WINDOWS + 1 measurements of WARMUP+DURATION+2 s drain, the
 # expiry window of EXPIRE_TTL+EXPIRY_TAIL, then up to RECLAIM_LIMIT more
 # until the expired keys are gone). Every step has a limit; the log prints
-# the total with every step at its limit (about 9 minutes with the
+# the total with every step at its limit (about 11 minutes with the
 # defaults), and SCALE_LIMIT stops the run (and its server) whatever
 # happens, builds included. A quick smoke test:
 #   BIG=300000 DURATION=2s EXPIRY_TAIL=3 RECLAIM_LIMIT=10 OUT=/tmp/scale.md bench/scale.sh
@@ -64,12 +69,15 @@ WARMUP=${WARMUP:-1s}
 CONNS=${CONNS:-50}
 MEASURE_ARGS=${MEASURE_ARGS:-"-burst 100000 -count 1 -period 3600"}
 BIG_ALL=${BIG_ALL:-1}
+GROWTH=${GROWTH:-1}
+GROW_CONNS=${GROW_CONNS:-4}
+GROW_PIPELINE=${GROW_PIPELINE:-16}
 WINDOWS=${WINDOWS:-3}
 EXPIRE_TTL=${EXPIRE_TTL:-0}
 EXPIRY_TAIL=${EXPIRY_TAIL:-30}
 RECLAIM_LIMIT=${RECLAIM_LIMIT:-30}
 FILL_LIMIT=${FILL_LIMIT:-75}
-SCALE_LIMIT=${SCALE_LIMIT:-600}
+SCALE_LIMIT=${SCALE_LIMIT:-720}
 FILL_PIPELINE=${FILL_PIPELINE:-64}
 SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
@@ -110,7 +118,7 @@ source "$ROOT/bench/lib.sh"
 # fill limit + 25 % + 6 s), the reclaim wait, starting, FLUSHALL, stopping.
 TTL_MAX=$EXPIRE_TTL
 ((TTL_MAX > 0)) || TTL_MAX=$((FILL_LIMIT * 5 / 4 + 6))
-WORST=$((3 * (FILL_LIMIT + 10) + 3 * WINDOWS * RUN_S + TTL_MAX + EXPIRY_TAIL + RECLAIM_LIMIT + 30))
+WORST=$((4 * (FILL_LIMIT + 10) + 3 * WINDOWS * RUN_S + RUN_S + TTL_MAX + EXPIRY_TAIL + RECLAIM_LIMIT + 30))
 log "at most ${WORST}s after the build (${BIG} keys, ${RATE}/s for ${DURATION}); stopped at ${SCALE_LIMIT}s whatever happens"
 
 # Memory: ~300 B of RSS per GCRA key (bench/results/memory.md), and the keys
@@ -288,7 +296,31 @@ R[big|info]=$(rcli info keyspace | grep '^db0' || true)
 measure big "$SMALL" "$DUR_MS" "$WINDOWS"
 ((BIG_ALL)) && measure big_all "$BIG" "$DUR_MS" "$WINDOWS"
 
-# --- c. expiry -------------------------------------------------------------
+# --- c. growth -------------------------------------------------------------
+if ((GROWTH)); then
+	rcli flushall >/dev/null
+	sleep 1
+	fill "$SMALL"
+	log "growth: $SMALL keys, then up to $BIG written by $GROW_CONNS connections at pipeline $GROW_PIPELINE during the window"
+	# The writer starts with the window (after the warm-up) and stops with
+	# it; it writes rl:0 .. in order, so the first SMALL calls update keys.
+	(
+		sleep "$(awk -v w="$WARM_MS" 'BEGIN { printf "%.3f", w / 1000 }')"
+		GOMAXPROCS=1 timeout $((DUR_MS / 1000 + 40)) "${PIN_CLIENT[@]}" "$TMP/loadgen" -addr "127.0.0.1:$PORT" \
+			-fill gcra_cell -keys "$BIG" -conns "$GROW_CONNS" -pipeline "$GROW_PIPELINE" -duration "${DUR_MS}ms" \
+			>"$TMP/growfill.json" 2>"$TMP/growfill.err" || true
+	) &
+	GROW_PID=$!
+	measure growth "$SMALL" "$DUR_MS"
+	wait "$GROW_PID" || true
+	R[growth|after]=$(keys_count)
+	R[growth|rss_after]=$(rss_kb)
+	R[growth|written]=$(jnum "$TMP/growfill.json" sent)
+	[[ -s $TMP/growfill.json ]] && printf '{"case":"growth_writer",%s\n' "$(sed 's/^{//' "$TMP/growfill.json")" >>"$TMP/scale.jsonl"
+	[[ -n ${R[growth|written]} ]] || NOTES+=("growth: the writer reported nothing: $(head -n 1 "$TMP/growfill.err" | cut -c1-160)")
+fi
+
+# --- d. expiry -------------------------------------------------------------
 if ((EXPIRE_TTL == 0)); then
 	# as long as the big fill took, +25 % and 6 s: nothing expires before
 	# the fill ends
@@ -377,11 +409,12 @@ PINNING="ratekv on core $SERVER_CORE, loadgen on core $CLIENT_CORE, both GOMAXPR
 	row small "small: requests over $SMALL keys" "$(cell small resident)" "$(mib "${R[small|rss]:-0}")"
 	row big "big: the same $SMALL keys" "$(cell big resident)" "$(mib "${R[big|rss]:-0}")"
 	((BIG_ALL)) && row big_all "big_all: requests over all $BIG keys" "$(cell big_all resident)" "$(mib "${R[big_all|rss]:-0}")"
+	((GROWTH)) && row growth "growth: $SMALL keys, new ones written meanwhile" "$(cell growth resident) → $(cell growth after)" "$(mib "${R[growth|rss]:-0}") → $(mib "${R[growth|rss_after]:-0}")"
 	row expiry "expiry: $SMALL keys, the rest expiring" "$(cell expiry resident) → ${DB_LAST:-n/a}" "$(mib "${R[expiry|rss]:-0}") → $(mib "${RSS_LAST:-0}")"
 	echo
-	echo "small, big and big_all: the window with the lowest p99.9 of $WINDOWS back to back (p99.9 of each: small ${R[small|windows]:-n/a}; big ${R[big|windows]:-n/a}; big_all ${R[big_all|windows]:-n/a} us). expiry: its one window."
+	echo "small, big and big_all: the window with the lowest p99.9 of $WINDOWS back to back (p99.9 of each: small ${R[small|windows]:-n/a}; big ${R[big|windows]:-n/a}; big_all ${R[big_all|windows]:-n/a} us). growth and expiry: their one window."
 	echo
-	echo "**p99.9 ratio big / small: $(ratio big small p999_us)** (issue 6: at most 2). big_all / small: $(ratio big_all small p999_us); expiry / small: $(ratio expiry small p999_us); max expiry / small: $(ratio expiry small max_us)."
+	echo "**p99.9 ratio big / small: $(ratio big small p999_us)** (issue 6: at most 2). big_all / small: $(ratio big_all small p999_us); growth / small: $(ratio growth small p999_us) (${R[growth|written]:-n/a} calls of the writer in the window); expiry / small: $(ratio expiry small p999_us); max expiry / small: $(ratio expiry small max_us)."
 	echo
 	echo "After the big fill: \`${R[big|info]:-n/a}\`, RSS $(mib "${R[big|rss]:-0}") MiB ($(awk -v r="${R[big|rss]:-0}" -v n="${R[big|resident]:-0}" 'BEGIN { if (n > 0) printf "%.0f", r * 1024 / n; else print "n/a" }') B of RSS per key, the baseline included)."
 	echo
