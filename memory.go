@@ -20,14 +20,13 @@ import (
 // 520 -> 30 MiB within 6 s, at 50k CL.THROTTLE/s with no pause over 8 ms.
 //
 // It does not call debug.FreeOSMemory, which returns every free page at
-// once with the heap locked: 75-80 us per MiB here, so on a one-core server
-// (GOMAXPROCS=1) 18-37 ms during which no request was answered after a
-// mass expiry; the 76 MiB of garbage a 10M-key fill leaves is 6 ms by that
-// rate. Garbage no
-// drop explains (an index's old array after it grew, a log rewrite's
-// buffers) is reused by later allocations or returned by the scavenger as
-// the heap goal allows; MEMORY PURGE returns it at once, and bench/memory.sh
-// reads RSS after it.
+// once with the heap locked: 75-80 us per MiB here, so on a one-core
+// server (GOMAXPROCS=1) 18-37 ms during which no request was answered
+// after a mass expiry; the 76 MiB of garbage a 10M-key fill leaves is 6 ms
+// by that rate. Garbage no drop explains (an index's old array after it
+// grew, a log rewrite's buffers) is reused by later allocations or
+// returned by the scavenger as the heap goal allows; MEMORY PURGE returns
+// it at once, and bench/memory.sh reads RSS after it.
 func releaseMemory(stop <-chan struct{}, dropped func() int64) {
 	releaseMemoryEvery(stop, dropped, time.Second)
 }

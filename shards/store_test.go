@@ -132,6 +132,19 @@ func TestActiveExpiry(t *testing.T) {
 	require.Equal(t, 0, s.Expires())
 }
 
+// putExpiring writes integers to key:0 .. key:n-1, each expiring 100 ms
+// after the clock's time.
+func putExpiring(s *Store, clk *clock, n int) {
+	s.LockAll()
+	defer s.UnlockAll()
+	for i := 0; i < n; i++ {
+		k := []byte(fmt.Sprintf("key:%d", i))
+		e, _ := s.Put(k, clk.ms())
+		s.SetInt(e, int64(i))
+		s.SetExpire(k, e, clk.ms()+100)
+	}
+}
+
 // With a yield function set, a long cycle calls it between slices of its
 // work, and the time spent in it is not charged to the budget: here each
 // call takes longer than the whole budget, and the cycle still goes on
@@ -139,14 +152,7 @@ func TestActiveExpiry(t *testing.T) {
 func TestActiveExpiryYieldsBetweenSlices(t *testing.T) {
 	s, clk := newStore(t, 1)
 	const n = 100000
-	s.LockAll()
-	for i := 0; i < n; i++ {
-		k := []byte(fmt.Sprintf("key:%d", i))
-		e, _ := s.Put(k, clk.ms())
-		s.SetInt(e, int64(i))
-		s.SetExpire(k, e, clk.ms()+100)
-	}
-	s.UnlockAll()
+	putExpiring(s, clk, n)
 	clk.ns.Add(200 * 1e6)
 	const budget = 20 * time.Millisecond
 	yields := 0
@@ -173,14 +179,7 @@ func TestActiveExpiryYieldsBetweenSlices(t *testing.T) {
 func TestActiveExpiryYieldsAfterCompaction(t *testing.T) {
 	const shards, perShard = 4, 8 * chunkLen
 	s, clk := newStore(t, shards)
-	s.LockAll()
-	for i := 0; i < shards*perShard; i++ {
-		k := []byte(fmt.Sprintf("key:%d", i))
-		e, _ := s.Put(k, clk.ms())
-		s.SetInt(e, int64(i))
-		s.SetExpire(k, e, clk.ms()+100)
-	}
-	s.UnlockAll()
+	putExpiring(s, clk, shards*perShard)
 	clk.ns.Add(200 * 1e6)
 	var seen int64
 	drops := 0
