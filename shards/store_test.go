@@ -204,6 +204,44 @@ func TestActiveExpiryYieldsAfterCompaction(t *testing.T) {
 	require.Equal(t, compacted, drops, "a yield right after each compaction")
 }
 
+// TestActiveExpiryPassesOverFreeIDs: after a mass expiry a shard's ids
+// are mostly free, and keys that expired behind the cursor are reached in
+// a few cycles, not one batch per cycle (about 186 cycles here).
+func TestActiveExpiryPassesOverFreeIDs(t *testing.T) {
+	s, clk := newStore(t, 1)
+	sh := &s.shards[0]
+	const ids, behindFrom, behindTo = 200000, 150000, 165000
+	key := func(i int) []byte { return fmt.Appendf(nil, "key:%d", i) }
+	s.LockAll()
+	stragglers := 0
+	for i := 0; i < ids; i++ {
+		e, _ := s.Put(key(i), clk.ms())
+		s.SetInt(e, int64(i))
+		switch {
+		case i%100 == 0: // a key that stays
+			s.SetExpire(key(i), e, clk.ms()+1e9)
+		case i >= behindFrom && i < behindTo: // expires behind the cursor
+			s.SetExpire(key(i), e, clk.ms()+100)
+			stragglers++
+		}
+	}
+	for i := 0; i < ids; i++ { // the rest goes, leaving its ids free
+		if i%100 != 0 && (i < behindFrom || i >= behindTo) {
+			s.Delete(key(i), clk.ms())
+		}
+	}
+	require.False(t, sh.sparse(), "not compacted on the way")
+	sh.expireNext = behindTo
+	s.UnlockAll()
+	clk.ns.Add(200 * 1e6)
+	deleted, cycles := 0, 0
+	for ; deleted < stragglers && cycles < 1000; cycles++ {
+		deleted += s.ExpireCycle(clk.ms(), time.Second)
+	}
+	require.Equal(t, stragglers, deleted)
+	require.LessOrEqual(t, cycles, 20, "cycles to reach the keys behind the cursor")
+}
+
 func TestScanVisitsEveryKeyOnce(t *testing.T) {
 	s, clk := newStore(t, 16)
 	s.LockAll()
