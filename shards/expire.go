@@ -38,7 +38,8 @@ const (
 	expireSlice = 250 * time.Microsecond
 	// expireQuietSteps is how many entries a shard's turn may pass over in
 	// batches that found few deadlines to check (see ExpireCycle): 16 of
-	// the 4*expireBatch entries a batch looks at, tens of microseconds.
+	// the 4*expireBatch entries a batch looks at, a sequential read of
+	// 512 KiB of entries.
 	// Stopping after one such batch, as after a batch with few keys
 	// expired, the cursor crawled 1024 ids per tick through a shard left
 	// sparse by a mass expiry, to the keys that had expired behind it:

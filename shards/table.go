@@ -216,9 +216,9 @@ func (t *table) alloc() uint32 {
 func (t *table) remove(e *Entry, p int) {
 	key := t.keyOf(e)
 	var idx []uint64
-	inOld := p >= len(t.index)
+	inOld := p >= len(t.index) // a position find returned
 	if p < 0 {
-		h := hashKey(key)
+		h := hashKey(key) // only here: the caller's position saves a hash
 		var base int
 		idx, base = t.indexOf(h)
 		inOld = base != 0
@@ -371,10 +371,10 @@ func (t *table) grow() {
 // growth last many steps.
 var growStep = 256
 
-// migrate moves the old index's words whose home lies in the next
-// positions positions (from bound on) to the new index, and the words
-// pushed past those positions by collisions, then raises bound past their
-// hashes. The last slice drops the old index.
+// migrate moves a slice of the old index to the new one: the words whose
+// home is one of the next `positions` positions from bound's home,
+// including those that collisions pushed further on, and then raises
+// bound past their hashes. The last slice drops the old index.
 func (t *table) migrate(positions int) {
 	old := t.old
 	n := len(old)
