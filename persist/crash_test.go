@@ -26,6 +26,7 @@ package persist_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -529,12 +530,14 @@ func TestCrashStartupDamage(t *testing.T) {
 	incr, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
 	require.NoError(t, err)
 	require.Len(t, incr, 1)
-	data, err := os.ReadFile(incr[0])
+	raw, err := os.ReadFile(incr[0])
 	require.NoError(t, err)
+	data := bytes.TrimRight(raw, "\x00")
+	require.Greater(t, len(raw), len(data), "under always the records are followed by zeros written ahead")
 	recLen := len(data) / 10
 
-	// Torn tail: half of the last record.
-	require.NoError(t, os.WriteFile(incr[0], data[:len(data)-recLen/2], 0o644))
+	// Torn tail: half of the last record, the rest still zeros.
+	require.NoError(t, os.WriteFile(incr[0], append(data[:len(data)-recLen/2], make([]byte, 4096)...), 0o644))
 	srv = startServer(t, bin, dir)
 	require.Contains(t, srv.output(), "incomplete record")
 	c = srv.client()

@@ -82,10 +82,19 @@ func (f *memFile) set(fn func(f *memFile)) {
 	fn(f)
 }
 
+// get returns the records written and those durable, without the zeros
+// written ahead of them under always (as recordsEnd reads a file).
 func (f *memFile) get() (data, durable []byte, syncs int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return bytes.Clone(f.data), bytes.Clone(f.durable), f.syncs
+	return bytes.TrimRight(f.data, "\x00"), bytes.TrimRight(f.durable, "\x00"), f.syncs
+}
+
+// raw returns what was written, zeros included.
+func (f *memFile) raw() (data, durable []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return bytes.Clone(f.data), bytes.Clone(f.durable)
 }
 
 func testLog(t *testing.T, f *memFile, p Policy) *Log {
@@ -119,6 +128,40 @@ func TestLogAlwaysIsDurableBeforeSyncReturns(t *testing.T) {
 	require.Len(t, recs, writers*each)
 	require.LessOrEqual(t, syncs, writers*each, "one fsync per Sync at most")
 	t.Logf("%d records, %d fsyncs (group commit)", writers*each, syncs)
+}
+
+// Under always the records land in zeros written ahead a chunk at a time
+// (so that an fsync need not commit a new size); under everysec the file
+// is the records alone.
+func TestLogAlwaysWritesIntoZerosWrittenAhead(t *testing.T) {
+	for _, p := range []Policy{FsyncAlways, FsyncEverysec} {
+		t.Run(p.String(), func(t *testing.T) {
+			f := &memFile{}
+			l := testLog(t, f, p)
+			var want []byte
+			big := bytes.Repeat([]byte("v"), 100<<10)
+			for i := 0; i < 25; i++ { // 2.5 MB: past two chunks
+				r := rec("SET", fmt.Sprint("k", i), string(big))
+				want = append(want, r...)
+				require.NoError(t, l.Sync(l.Append(r)))
+			}
+			require.NoError(t, l.Close())
+			data, durable := f.raw()
+			require.Equal(t, data, durable)
+			require.Equal(t, want, data[:len(want)])
+			tail := data[len(want):]
+			require.Equal(t, make([]byte, len(tail)), tail, "only zeros follow the records")
+			if p == FsyncAlways {
+				require.Greater(t, len(tail), 0)
+				require.LessOrEqual(t, len(tail), prezeroChunk)
+			} else {
+				require.Empty(t, tail)
+			}
+			end, err := recordsEnd(bytes.NewReader(data), int64(len(data)))
+			require.NoError(t, err)
+			require.Equal(t, int64(len(want)), end)
+		})
+	}
 }
 
 // slowFile is a memFile whose fsync takes a while, like a disk's.

@@ -342,7 +342,11 @@ func (m *Manager) replayFile(i int, last bool) error {
 	if err != nil {
 		return err
 	}
-	rr := newRecordReader(f, path, st.Size())
+	size, err := recordsEnd(f, st.Size())
+	if err != nil {
+		return err
+	}
+	rr := newRecordReader(io.LimitReader(f, size), path, size)
 	var at int64
 	next := func() ([][]byte, error) {
 		at = rr.offset()
@@ -355,6 +359,11 @@ func (m *Manager) replayFile(i int, last bool) error {
 	switch {
 	case err == nil:
 		m.logger.Debug("replayed append-only file", "file", name, "records", n)
+		if size < st.Size() {
+			// The zeros written ahead under always: the log goes on
+			// right after its last record.
+			return truncateFile(path, size, "")
+		}
 		return nil
 	case errors.As(err, &torn) && last && m.cfg.Get("aof-load-truncated") == "yes":
 		m.logger.Warn("the append-only file ends with an incomplete record (torn write after a crash); truncating it",
@@ -392,6 +401,32 @@ func (m *Manager) replayFile(i int, last bool) error {
 		}
 	}
 	return nil
+}
+
+// recordsEnd returns where the records of a log file of the given size end:
+// after its last byte that is not zero. Under appendfsync always the writer
+// keeps zeros written ahead of its data (Log.prezero), and a record never
+// ends in a zero (its last byte is the '\n' of a CRLF), so what follows is
+// free space, not a torn tail (which the reader would warn about, and
+// refuse with aof-load-truncated no). A torn record may lose its zero bytes
+// at the end; it is torn either way. Zeros followed by more records are not
+// skipped: the reader finds them corrupt, with their offset.
+func recordsEnd(f io.ReaderAt, size int64) (int64, error) {
+	var buf [64 << 10]byte
+	end := size
+	for end > 0 {
+		n := min(int64(len(buf)), end)
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
+			return 0, err
+		}
+		for i := n - 1; i >= 0; i-- {
+			if buf[i] != 0 {
+				return end - n + i + 1, nil
+			}
+		}
+		end -= n
+	}
+	return 0, nil
 }
 
 // truncateFile cuts path at off (after copying the rest to aside, unless

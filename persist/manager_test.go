@@ -369,6 +369,61 @@ func TestTornTailRefusedWhenAofLoadTruncatedIsNo(t *testing.T) {
 	require.ErrorContains(t, err, "--aof-load-truncated yes")
 }
 
+// Under always the file ends in zeros written ahead (Log.prezero): loading
+// skips them and cuts them off, so that appends continue after the last
+// record. They are not a torn tail: aof-load-truncated no still starts.
+func TestZerosWrittenAheadAreSkipped(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "appendfsync", "always", "aof-load-truncated", "no")
+	path, ends := writeSome(t, cfg, 5)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Greater(t, st.Size(), ends[4], "zeros follow the records")
+	g := newFakeServer(newClock())
+	require.NoError(t, g.open(t, cfg))
+	require.Len(t, g.contents(), 5)
+	st, err = os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, ends[4], st.Size(), "the zeros are cut off")
+	g.exec(t, "APPEND", "after", "1")
+	h := restart(t, g, cfg)
+	require.Len(t, h.contents(), 6)
+}
+
+// A crash while a record was written into zeros leaves it incomplete and
+// followed by zeros: a torn tail, cut like one at the end of the file.
+func TestTornTailInZerosIsTruncated(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "appendfsync", "always")
+	path, ends := writeSome(t, cfg, 5)
+	// (A reader that took the zeros for free space would also skip the
+	// record's cleared end; recordsEnd then finds the record incomplete.)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	clear(data[ends[4]-3 : ends[4]])
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	g := newFakeServer(newClock())
+	require.NoError(t, g.open(t, cfg))
+	t.Cleanup(func() { g.m.Close() })
+	require.Len(t, g.contents(), 4)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, ends[3], st.Size())
+}
+
+// Zeros followed by records are damage, not free space: loading refuses,
+// naming the offset where the zeros begin.
+func TestZerosBeforeRecordsAreCorruption(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "appendfsync", "always")
+	path, ends := writeSome(t, cfg, 6)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	clear(data[ends[2]:ends[3]])
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	err = newFakeServer(newClock()).open(t, cfg)
+	require.ErrorContains(t, err, path)
+	require.ErrorContains(t, err, fmt.Sprintf("offset %d", ends[2]))
+	require.ErrorContains(t, err, "--aof-load-corrupt truncate")
+}
+
 func TestMidFileCorruptionRefusesToStart(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	path, ends := writeSome(t, cfg, 6)
@@ -594,4 +649,17 @@ func TestRemoveGradually(t *testing.T) {
 		require.ErrorIs(t, err, os.ErrNotExist, "size %d", size)
 	}
 	require.ErrorIs(t, removeGradually(filepath.Join(dir, "missing")), os.ErrNotExist)
+}
+
+func TestRecordsEnd(t *testing.T) {
+	const block = 64 << 10
+	for _, tc := range []struct{ data, zeros int }{
+		{0, 0}, {0, 5}, {0, 3 * block}, {1, 0}, {10, 1}, {block, 0}, {block, block},
+		{block - 1, 1}, {block + 1, block - 1}, {3, 2*block + 7}, {2*block + 5, 3},
+	} {
+		buf := append(bytes.Repeat([]byte{'x'}, tc.data), make([]byte, tc.zeros)...)
+		end, err := recordsEnd(bytes.NewReader(buf), int64(len(buf)))
+		require.NoError(t, err)
+		require.Equal(t, int64(tc.data), end, "%d bytes, then %d zeros", tc.data, tc.zeros)
+	}
 }
