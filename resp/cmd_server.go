@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/ratekv/ratekv/config"
@@ -1263,15 +1262,16 @@ func infoReplication(c *Conn, ib *infoBuilder) {
 }
 
 func infoCPU(c *Conn, ib *infoBuilder) {
-	var self, children syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	sec := func(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
-	ib.fixed("used_cpu_sys", sec(self.Stime), 6)
-	ib.fixed("used_cpu_user", sec(self.Utime), 6)
-	ib.fixed("used_cpu_sys_children", sec(children.Stime), 6)
-	ib.fixed("used_cpu_user_children", sec(children.Utime), 6)
+	t := readCPUTimes()
+	ib.fixed("used_cpu_sys", t.sys, 6)
+	ib.fixed("used_cpu_user", t.user, 6)
+	ib.fixed("used_cpu_sys_children", t.sysChildren, 6)
+	ib.fixed("used_cpu_user_children", t.userChildren, 6)
 }
+
+// cpuTimes is the CPU time of the process and of its waited-for children,
+// in seconds (INFO cpu; sys_unix.go, sys_windows.go).
+type cpuTimes struct{ sys, user, sysChildren, userChildren float64 }
 
 func infoCommandstats(c *Conn, ib *infoBuilder) {
 	for _, cmd := range sortedCommands() {

@@ -119,7 +119,7 @@ func (c *Conn) writeNow() int {
 	n := 0
 	c.raw.Write(func(fd uintptr) bool {
 		for n < len(c.out) {
-			m, err := syscall.Write(int(fd), c.out[n:])
+			m, err := writeFD(fd, c.out[n:])
 			if err == syscall.EINTR {
 				continue
 			}
