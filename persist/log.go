@@ -612,11 +612,9 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 	var err error
 	if len(l.pend) > 0 {
 		if policy == FsyncAlways {
-			err = l.prezero(len(l.pend))
+			l.prezero(len(l.pend))
 		}
-		if err == nil {
-			err = l.write(policy != FsyncNo)
-		}
+		err = l.write(policy != FsyncNo)
 	}
 	rot := l.rotPending
 	dirty := l.off > l.syncedOff
@@ -764,37 +762,36 @@ const prezeroChunk = 1 << 20
 // zeros is what prezero writes.
 var zeros [64 << 10]byte
 
-// prezero makes sure that the next n bytes of the log land in space that
+// prezero tries to make the next n bytes of the log land in space that
 // already holds zeros, written ahead a chunk at a time. Under always only.
+// It fails quietly: on a full disk the records may still fit where a chunk
+// of zeros does not, and their own write reports what goes wrong.
 //
-// Why: fdatasync after an append must also commit the file's new size and
-// block allocation to the file system's journal; after overwriting blocks
-// that are already allocated and written, it flushes the data alone. On
-// this VM's ext4, fdatasync of one batch took 254-316 us (median) at the
-// end of the file and 181-217 us inside zeros written earlier, and SET at
-// pipeline 1 with always went from 52-66k to 65-80k calls/s (50 clients,
-// bench/README.md "appendfsync always"). The price is that a file can end
-// in zeros, which recordsEnd tells from records at load time.
-func (l *Log) prezero(n int) error {
+// Why: fdatasync after an append must also make the file's new size and
+// block mapping durable (an inode write, or a journal commit); after
+// overwriting blocks that are already allocated and written, it flushes the
+// data alone. On this VM's ext4, fdatasync of one batch took 254-316 us
+// (median) at the end of the file and 181-217 us inside zeros written
+// earlier, and SET at pipeline 1 with always went from 52-66k to 65-80k
+// calls/s (50 clients, bench/README.md "appendfsync always"). The price is
+// that a file can end in zeros, which recordsEnd tells from records at load
+// time.
+func (l *Log) prezero(n int) {
 	need := l.off + int64(n)
 	if need <= l.zeroed {
-		return nil
+		return
 	}
 	at := max(l.zeroed, need)
 	end := need + prezeroChunk
 	for at < end {
 		m := min(int64(len(zeros)), end-at)
 		w, err := l.f.WriteAt(zeros[:m], at)
-		if err == nil && int64(w) < m {
-			err = errors.New("short write")
-		}
-		if err != nil {
-			return &writeError{err}
+		if err != nil || int64(w) < m {
+			return
 		}
 		at += m
+		l.zeroed = at
 	}
-	l.zeroed = end
-	return nil
 }
 
 // maxKept bounds the capacity of the buffers kept for reuse (the written
