@@ -24,10 +24,11 @@ import (
 // was densely used during the last GC cycle (runtime/mgcscavenge.go,
 // shouldScavenge), and the pages the first collection freed were in use
 // until it swept them. Without another cycle, which a keyspace that
-// hardly allocates may not start for minutes, they stayed resident: at
-// one collection, RSS stayed at 529 MiB for 25 s after 10M keys expired
-// (used_memory 17 MB), or fell only to 141 MiB when the compaction's
-// drops happened to start two.
+// hardly allocates may not start for minutes, they stayed resident: after
+// 10M keys expired and one collection, RSS stayed at 529 MiB for 25 s
+// (used_memory 17 MB); where the compaction's drops happened to start two
+// collections, the second freeing most of the memory, it fell to 141 MiB
+// and stayed there.
 //
 // It does not call debug.FreeOSMemory, which returns every free page at
 // once with the heap locked: 75-80 us per MiB here, so on a one-core
