@@ -35,6 +35,11 @@
 #               PING on bench/noop, a redcon server that does no work (the
 #               "no-op ceiling" of issue 6), and print ratekv's throughput
 #               against it under the table
+#   FLOOR       [1 when PERSIST has no and another mode, and WORKLOADS has
+#               set] 1: also run SET (persistence no) on bench/noop -loop
+#               epoll, the floor (the least a server can do per request),
+#               and print each server's SET against it: where both are
+#               near it, the load generator sets the pace, not the servers
 #   CHARTS      [1]          0: no charts. Otherwise bench/chart draws
 #               throughput.png and latency.png beside OUT (OUT=x/persist.md:
 #               x/persist-throughput.png, …); a failure only adds a note
@@ -95,6 +100,13 @@ if ((CEILING)); then
 	(cd "$ROOT" && timeout 300 go build -o "$TMP/noop" ./bench/noop) || die "building bench/noop failed"
 fi
 
+FLOOR_DEFAULT=0
+[[ " $WORKLOADS " == *" set "* && " $PERSIST " == *" no "* && $PERSIST != no ]] && FLOOR_DEFAULT=1
+FLOOR=${FLOOR:-$FLOOR_DEFAULT}
+if ((FLOOR)) && ! ((CEILING)); then
+	(cd "$ROOT" && timeout 300 go build -o "$TMP/noop" ./bench/noop) || die "building bench/noop failed"
+fi
+
 # --- servers ---------------------------------------------------------------
 
 free_port() { "$TMP/loadgen" -free-port; }
@@ -142,6 +154,9 @@ start_server() {
 		noop)
 			GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/noop" -addr "127.0.0.1:$PORT" >"$TMP/noop.log" 2>&1 &
 			;;
+		floor)
+			GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/noop" -loop epoll -addr "127.0.0.1:$PORT" >"$TMP/floor.log" 2>&1 &
+			;;
 		esac
 		SERVER_PID=$!
 		# (a PONG from someone else on a port we lost the race for would
@@ -159,7 +174,8 @@ start_server() {
 
 # --- runs ------------------------------------------------------------------
 
-declare -A RES # RES[server|persistence|row|pipeline|field]
+declare -A RES       # RES[server|persistence|row|pipeline|field]: the best round
+declare -A ROUND_OPS # ROUND_OPS[server|persistence|row|pipeline|round]: ops/s
 NOTES=()
 : >"$TMP/results.jsonl"
 
@@ -203,6 +219,7 @@ run_server() {
 	fi
 	local rows=$WORKLOADS
 	[[ $server == noop ]] && rows=ping # the ceiling answers PING only
+	[[ $server == floor ]] && rows=set # the floor answers OK, as SET does
 	for w in $rows; do
 		lw=$(loadgen_workload "$server" "$w")
 		for p in $PIPELINES; do
@@ -226,6 +243,7 @@ run_server() {
 			printf '{"server":"%s","persistence":"%s","row":"%s","round":%d,%s\n' "$server" "$mode" "$w" "$round" "${json#\{}" >>"$TMP/results.jsonl"
 			local f ops prev
 			ops=$(jfield "$json" ops_per_sec)
+			ROUND_OPS[$server|$mode|$w|$p|$round]=$ops
 			prev=${RES[$server|$mode|$w|$p|ops_per_sec]-}
 			# With ROUNDS > 1 keep the best round: noise only slows a run down.
 			if [[ -z "$prev" ]] || awk -v a="$ops" -v b="$prev" 'BEGIN { exit !(a > b) }'; then
@@ -266,6 +284,9 @@ for round in $(seq "$ROUNDS"); do
 		done
 		if ((CEILING)) && [[ $mode == no ]]; then
 			run_server noop no
+		fi
+		if ((FLOOR)) && [[ $mode == no ]]; then
+			run_server floor no
 		fi
 	done
 done
@@ -367,6 +388,39 @@ fi
 				[[ $mode == no ]] && continue
 				for p in $PIPELINES; do
 					echo "| $label | $mode | $p | $(div "${RES[redis|$mode|$w|$p|ops_per_sec]-}" "${RES[redis|no|$w|$p|ops_per_sec]-}") | $(div "${RES[ratekv|$mode|$w|$p|ops_per_sec]-}" "${RES[ratekv|no|$w|$p|ops_per_sec]-}") |"
+				done
+			done
+		done
+	fi
+	# The client's ceiling: each server's SET against the floor's.
+	if ((FLOOR)); then
+		echo
+		echo "SET (persistence no) against the floor (bench/noop -loop epoll: one thread, a read and a write per turn and socket, no work; same pinning). Near 1.00 the load generator, not the server, sets the pace:"
+		echo
+		echo "| pipeline | floor SET ops/s | redis / floor | ratekv / floor |"
+		echo "|---:|---:|---:|---:|"
+		for p in $PIPELINES; do
+			fl=${RES[floor|no|set|$p|ops_per_sec]-}
+			echo "| $p | $(printf '%.0f' "${fl:-0}") | $(div "${RES[redis|no|set|$p|ops_per_sec]-}" "$fl") | $(div "${RES[ratekv|no|set|$p|ops_per_sec]-}" "$fl") |"
+		done
+	fi
+	# Round by round: the spread behind each best-of cell.
+	if ((ROUNDS > 1)); then
+		echo
+		echo "Round by round, ratekv / redis within each round (the table above compares each server's best round):"
+		echo
+		echo "| workload | persistence | pipeline | rounds | median |"
+		echo "|---|---|---:|---|---:|"
+		for w in $WORKLOADS; do
+			label=$(row_label "$w")
+			for mode in $PERSIST; do
+				for p in $PIPELINES; do
+					rs=()
+					for r in $(seq "$ROUNDS"); do
+						rs+=("$(div "${ROUND_OPS[ratekv|$mode|$w|$p|$r]-}" "${ROUND_OPS[redis|$mode|$w|$p|$r]-}")")
+					done
+					med=$(printf '%s\n' "${rs[@]}" | grep -v n/a | sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) printf "%.2f", v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+					echo "| $label | $mode | $p | ${rs[*]} | $med |"
 				done
 			done
 		done

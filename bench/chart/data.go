@@ -62,10 +62,10 @@ func parse(r io.Reader) ([]run, error) {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		switch {
-		case ru.Server == "noop":
-			continue // the no-op ceiling has a table of its own (compare.sh)
+		case ru.Server == "noop" || ru.Server == "floor":
+			continue // the no-op ceiling and the floor have tables of their own (compare.sh)
 		case !slices.Contains(servers[:], ru.Server):
-			return nil, fmt.Errorf("line %d: server %q, want redis, ratekv or noop", n, ru.Server)
+			return nil, fmt.Errorf("line %d: server %q, want redis, ratekv, noop or floor", n, ru.Server)
 		case ru.Row == "" || ru.Persistence == "" || ru.Pipeline < 1:
 			return nil, fmt.Errorf("line %d: row, persistence or pipeline missing", n)
 		}

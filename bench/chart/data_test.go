@@ -48,10 +48,11 @@ func TestSummarize(t *testing.T) {
 		want:   []string{"set p1 | redis r1 200 10/20/30 | ratekv r1 180 11/21/31"},
 		rounds: 1,
 	}, {
-		name: "the no-op ceiling's runs are not charted",
+		name: "the no-op ceiling's and the floor's runs are not charted",
 		lines: []string{
 			line("redis", "no", "ping", 1, 1, 200, 10, 20, 30),
 			line("noop", "no", "ping", 1, 1, 500, 1, 2, 3),
+			line("floor", "no", "ping", 1, 1, 600, 1, 2, 3),
 			line("ratekv", "no", "ping", 1, 1, 180, 11, 21, 31),
 		},
 		want:   []string{"ping p1 | redis r1 200 10/20/30 | ratekv r1 180 11/21/31"},

@@ -196,6 +196,16 @@ func evaluate(dir string) ([]row, []string, error) {
 				}
 			}
 		}
+		// Not a target: where the load generator sets the pace, both
+		// servers sit at the floor's rate and their ratio is a tie.
+		for _, p := range []int{1, 32} {
+			fl, ok := b.get("floor", "no", "set", p)
+			a, ok1 := b.get("ratekv", "no", "set", p)
+			r, ok2 := b.get("redis", "no", "set", p)
+			if ok && ok1 && ok2 && fl > 0 {
+				notes = append(notes, fmt.Sprintf("SET, appendonly no, pipeline %d: the floor server (bench/noop -loop epoll, no work) got %.0f ops/s; redis %.2f and ratekv %.2f of it (near 1.00: bounded by the load generator)", p, fl, r/fl, a/fl))
+			}
+		}
 	}
 
 	if mems, err := readLines[memory](filepath.Join(dir, "memory.jsonl")); err != nil {

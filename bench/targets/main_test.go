@@ -97,3 +97,21 @@ func TestEvaluateRejectsGarbageAndEmpty(t *testing.T) {
 	_, _, err = evaluate(dir)
 	require.ErrorContains(t, err, "latest.jsonl line 1")
 }
+
+func TestEvaluatePersistNotesTheFloor(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "persist.jsonl",
+		`{"server":"redis","persistence":"no","row":"set","round":1,"pipeline":1,"ops_per_sec":140000}`,
+		`{"server":"ratekv","persistence":"no","row":"set","round":1,"pipeline":1,"ops_per_sec":126000}`,
+		`{"server":"floor","persistence":"no","row":"set","round":1,"pipeline":1,"ops_per_sec":100000}`,
+		`{"server":"floor","persistence":"no","row":"set","round":2,"pipeline":1,"ops_per_sec":140000}`,
+	)
+	rows, notes, err := evaluate(dir)
+	require.NoError(t, err)
+	require.False(t, find(t, rows, "SET / redis, appendfsync no, pipeline 1").met())
+	require.Contains(t, strings.Join(notes, "\n"),
+		"SET, appendonly no, pipeline 1: the floor server (bench/noop -loop epoll, no work) got 140000 ops/s; redis 1.00 and ratekv 0.90 of it")
+	for _, r := range rows {
+		require.NotContains(t, r.Target, "floor", "the floor is a note, not a target")
+	}
+}
