@@ -67,9 +67,16 @@ func serveFloor(addr string, ready func(net.Addr)) error {
 			if c == nil {
 				continue
 			}
-			if ev.Events&syscall.EPOLLOUT != 0 {
-				c.flush(ep)
-			} else if !c.serve(rbuf) || !c.flush(ep) {
+			var ok bool
+			switch {
+			case ev.Events&(syscall.EPOLLERR|syscall.EPOLLHUP) != 0:
+				ok = false // level-triggered: left open, it would report again and again
+			case ev.Events&syscall.EPOLLOUT != 0:
+				ok = c.flush(ep)
+			default:
+				ok = c.serve(rbuf) && c.flush(ep)
+			}
+			if !ok {
 				c.close(ep)
 				delete(conns, fd)
 			}

@@ -118,3 +118,38 @@ func TestFloorClientNotReading(t *testing.T) {
 	}
 	pingNewClient(t, addr)
 }
+
+// A client that reads late: every reply still arrives in order, the
+// framing error's last, before the close.
+func TestFloorLateReaderGetsEveryReply(t *testing.T) {
+	addr := startFloor(t)
+	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	const pings = 300000
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(c, strings.Repeat("PING\r\n", pings)+"*1\r\n+x\r\n")
+		wrote <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	r := bufio.NewReader(c)
+	for i := range pings {
+		line, err := r.ReadString('\n')
+		if err != nil || line != "+PONG\r\n" {
+			t.Fatalf("reply %d: %q, %v", i, line, err)
+		}
+	}
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "-ERR Protocol error") {
+		t.Fatalf("after the pings: %q, %v", line, err)
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Fatalf("after the error: %v, want EOF", err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+}
