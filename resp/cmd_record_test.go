@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ratekv/ratekv/config"
@@ -267,4 +268,99 @@ func FuzzReplayRecords(f *testing.F) {
 			require.NotContains(t, err.Error(), "panicked")
 		}
 	})
+}
+
+func TestRawRecord(t *testing.T) {
+	req := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n")
+	args, n, perr, _ := parseRequest(req, nil, limits{maxBulk: 1 << 20, authed: true})
+	require.Equal(t, len(req), n, perr)
+	long := []byte(multibulk("ZADD", strings.Repeat("k", 300), "1", ""))
+	largs, _, _, _ := parseRequest(long, nil, limits{maxBulk: 1 << 20, authed: true})
+	odd := []byte("*3\r\n$03\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n")
+	oargs, _, _, _ := parseRequest(odd, nil, limits{maxBulk: 1 << 20, authed: true})
+	copied := [][]byte{[]byte("SET"), []byte("k"), []byte("hello")}
+	swapped := append([][]byte{}, args...)
+	swapped[2] = []byte("hello")
+
+	for _, tt := range []struct {
+		name string
+		req  []byte
+		args [][]byte
+		want []byte
+	}{
+		{"the request itself", req, args, req},
+		{"long key, empty argument", long, largs, long},
+		{"no request", nil, args, nil},
+		{"arguments copied (EXEC's queue)", req, copied, nil},
+		{"one argument replaced", req, swapped, nil},
+		{"fewer arguments", req, args[:2], nil},
+		{"a length with a leading zero", odd, oargs, nil},
+		{"trailing bytes", append(append([]byte{}, req...), "*1\r\n"...), nil, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := tt.args
+			if tt.name == "trailing bytes" {
+				full := tt.req
+				a, _, _, _ = parseRequest(full, nil, limits{maxBulk: 1 << 20, authed: true})
+			}
+			c := &Conn{req: tt.req}
+			require.Equal(t, tt.want, c.rawRecord(a))
+		})
+	}
+}
+
+// Pipelined requests run as the event loop runs them: plain SET and ZADD
+// are logged as received, everything else as before, and replaying the
+// records rebuilds the same keyspace.
+func TestJournalLogsRequestsAsReceived(t *testing.T) {
+	clock := newFakeClock()
+	j := &recordingJournal{}
+	live := newSocketless(t, clock, j)
+	setRaw := "*3\r\n$3\r\nset\r\n$1\r\nk\r\n$5\r\nhello\r\n"
+	zaddRaw := "*4\r\n$4\r\nZADD\r\n$1\r\nz\r\n$1\r\n1\r\n$1\r\na\r\n"
+	pipeline := setRaw +
+		"*3\r\n$3\r\nSET\r\n$1\r\nn\r\n$2\r\n42\r\n" +
+		"*3\r\n$03\r\nSET\r\n$1\r\nm\r\n$1\r\nv\r\n" + // accepted, not canonical: logged as an image
+		"SET i inline\r\n" +
+		"*5\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\nv\r\n$2\r\nEX\r\n$2\r\n60\r\n" +
+		zaddRaw +
+		"*3\r\n$6\r\nEXPIRE\r\n$1\r\nz\r\n$3\r\n100\r\n" +
+		zaddRaw + // changes nothing: no record
+		"*4\r\n$4\r\nZADD\r\n$1\r\nz\r\n$1\r\n2\r\n$1\r\nb\r\n" +
+		"*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nq\r\n$1\r\nv\r\n*1\r\n$4\r\nEXEC\r\n"
+	c := live.c
+	c.buf = make([]byte, 4096)
+	c.r, c.w = 0, copy(c.buf, pipeline)
+	require.True(t, c.runBuffered())
+	require.NotContains(t, string(c.out), "-")
+
+	nowMs := clock.Now() / 1e6
+	want := []string{
+		setRaw,
+		"*3\r\n$3\r\nSET\r\n$1\r\nn\r\n$2\r\n42\r\n",
+		"*3\r\n$3\r\nSET\r\n$1\r\nm\r\n$1\r\nv\r\n",
+		"*3\r\n$3\r\nSET\r\n$1\r\ni\r\n$6\r\ninline\r\n",
+		"*5\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\nv\r\n$4\r\nPXAT\r\n$13\r\n" + strconv.FormatInt(nowMs+60000, 10) + "\r\n",
+		zaddRaw,
+		"*3\r\n$9\r\nPEXPIREAT\r\n$1\r\nz\r\n$13\r\n" + strconv.FormatInt(nowMs+100000, 10) + "\r\n",
+		"*4\r\n$4\r\nZADD\r\n$1\r\nz\r\n$1\r\n2\r\n$1\r\nb\r\n",
+		"*3\r\n$9\r\nPEXPIREAT\r\n$1\r\nz\r\n$13\r\n" + strconv.FormatInt(nowMs+100000, 10) + "\r\n",
+		"*3\r\n$3\r\nSET\r\n$1\r\nq\r\n$1\r\nv\r\n",
+	}
+	got := make([]string, len(j.recs))
+	for i, r := range j.recs {
+		got[i] = string(r)
+	}
+	require.Equal(t, want, got)
+
+	restored := newSocketless(t, clock, nil)
+	n, err := restored.replay(t, j.recs)
+	require.NoError(t, err)
+	require.Equal(t, len(j.recs), n)
+	for _, k := range []string{"k", "n", "m", "i", "x", "q"} {
+		require.Equal(t, live.do(t, "GET", k), restored.do(t, "GET", k), k)
+		require.Equal(t, live.do(t, "PEXPIRETIME", k), restored.do(t, "PEXPIRETIME", k), k)
+	}
+	require.Equal(t, live.do(t, "ZRANGE", "z", "0", "-1", "WITHSCORES"), restored.do(t, "ZRANGE", "z", "0", "-1", "WITHSCORES"))
+	require.Equal(t, live.do(t, "PEXPIRETIME", "z"), restored.do(t, "PEXPIRETIME", "z"))
 }

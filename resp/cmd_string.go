@@ -24,7 +24,7 @@ func init() {
 	register(
 		&Command{Name: "get", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdGet,
 			Summary: "Returns the string value of a key.", Group: "string"},
-		&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdSet,
+		&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, PlainArgs: 3, Handler: cmdSet,
 			Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Group: "string"},
 		&Command{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdSetex,
 			Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Group: "string"},

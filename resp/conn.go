@@ -72,6 +72,9 @@ type Conn struct {
 	recBuf     []byte
 	valBuf     []byte
 	replaying  bool // replaying the log at start-up: journal nothing
+	// req is the request being run as it arrived (a slice of buf), when it
+	// arrived as a RESP array; nil otherwise. See rawRecord.
+	req []byte
 
 	pre          []preReq // requests prefetch parsed ahead; pre[preNext:] are still to run
 	preNext      int
@@ -193,11 +196,15 @@ func (c *Conn) runBuffered() bool {
 		if len(args) == 0 {
 			continue
 		}
+		if c.buf[c.r-n] == '*' {
+			c.req = c.buf[c.r-n : c.r]
+		}
 		if pre != nil {
 			c.dispatchCmd(pre.cmd, args)
 		} else {
 			c.dispatch(args)
 		}
+		c.req = nil
 		if c.closeAfter {
 			c.flush()
 			return false

@@ -78,6 +78,60 @@ func (c *Conn) changeCount() uint64 {
 	return n
 }
 
+// journalArgs appends the record of a command logged as sent: the request
+// itself when it arrived as exactly that record (rawRecord), else one built
+// from args.
+func (c *Conn) journalArgs(args [][]byte) {
+	j := c.srv.journal
+	if j == nil || c.replaying {
+		return
+	}
+	if raw := c.rawRecord(args); raw != nil {
+		c.journalSeq = j.Append(raw)
+		return
+	}
+	c.journalAppend(args...)
+}
+
+// rawRecord returns the request being run, as it arrived, when it is
+// byte for byte the record journalAppend would build from args: a RESP
+// array whose lengths are written without leading zeros or signs, and
+// whose arguments are args themselves (each starts where the encoding
+// puts it). Otherwise, and for a command run by another (EXEC's queued
+// commands, whose arguments are copies), nil.
+//
+// Why: a pipelined SET or ZADD was copied twice, into a record and then
+// into the log; now once. Every field of an accepted request is at least
+// as long as its canonical form, so equal total length means canonical.
+func (c *Conn) rawRecord(args [][]byte) []byte {
+	raw := c.req
+	if len(raw) == 0 || len(args) == 0 {
+		return nil
+	}
+	pos := 1 + decimalLen(len(args)) + 2
+	for _, a := range args {
+		pos += 1 + decimalLen(len(a)) + 2
+		if pos+len(a)+2 > len(raw) || (len(a) > 0 && &raw[pos] != &a[0]) {
+			return nil
+		}
+		pos += len(a) + 2
+	}
+	if pos != len(raw) {
+		return nil
+	}
+	return raw
+}
+
+// decimalLen is the number of digits of n >= 0.
+func decimalLen(n int) int {
+	d := 1
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
+}
+
 // journalAppend appends one record made of args. Handlers with
 // PersistCustom call it; requires the command's shards held.
 func (c *Conn) journalAppend(args ...[]byte) {
@@ -131,7 +185,7 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 	case PersistCustom:
 		return
 	case PersistVerbatim:
-		c.journalAppend(args...)
+		c.journalArgs(args)
 		// A verbatim write replayed after its key's deadline would
 		// recreate the key without one (the earlier PEXPIREAT record has
 		// already deleted it), so a key that has a deadline gets it
@@ -142,6 +196,12 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 	if cmd.Flags&FlagAllShards != 0 {
 		c.journalAppend(args...)
 		return
+	}
+	if cmd.PlainArgs == len(args) {
+		if raw := c.rawRecord(args); raw != nil {
+			c.journalSeq = c.srv.journal.Append(raw)
+			return
+		}
 	}
 	st := c.srv.store
 	idx := cmd.keyIndexes(args, c.keyBuf[:0])

@@ -3,6 +3,9 @@ package resp
 import (
 	"io"
 	"log/slog"
+	"math/rand"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ratekv/ratekv/config"
@@ -56,6 +59,68 @@ func BenchmarkJournal(b *testing.B) {
 						}
 						c.out = c.out[:0]
 					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkJournalPipeline is BenchmarkJournal through runBuffered:
+// batches of 32 requests parsed from a read buffer, as a pipelined client
+// sends them, over 100k keys. SET and ZADD are logged as received when
+// they can be (Conn.rawRecord); CL.THROTTLE as its image. ns/op is per
+// request.
+func BenchmarkJournalPipeline(b *testing.B) {
+	const nkeys, batch = 100_000, 32
+	reqs := map[string]func(i int) string{
+		"SET": func(i int) string { return multibulk("SET", "key:"+strconv.Itoa(i), "xyz") },
+		"ZADD": func(i int) string {
+			return multibulk("ZADD", "zs:"+strconv.Itoa(i%1000), strconv.Itoa(i), "m"+strconv.Itoa(i))
+		},
+		"CL.THROTTLE": func(i int) string {
+			return multibulk("CL.THROTTLE", "rl:"+strconv.Itoa(i), "1000000000", "1000000000", "1")
+		},
+	}
+	for _, name := range []string{"SET", "ZADD", "CL.THROTTLE"} {
+		for _, mode := range []string{"none", "everysec"} {
+			b.Run(name+"/"+mode, func(b *testing.B) {
+				cfg := config.New()
+				require.NoError(b, cfg.Set("dir", b.TempDir()))
+				require.NoError(b, cfg.Set("save", ""))
+				require.NoError(b, cfg.Set("auto-aof-rewrite-percentage", "0"))
+				clock := newFakeClock()
+				store := shards.New(shards.Options{Shards: 16, Now: clock.Now})
+				log := slog.New(slog.NewTextHandler(io.Discard, nil))
+				srv := New(store, cfg, log)
+				if mode != "none" {
+					require.NoError(b, cfg.Set("appendfsync", mode))
+					mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: RecordKeys, Logger: log})
+					require.NoError(b, err)
+					b.Cleanup(func() { mgr.Close() })
+					srv.SetJournal(mgr.Journal())
+				}
+				perm := rand.Perm(nkeys)
+				var batches [][]byte
+				for i := 0; i+batch <= nkeys; i += batch {
+					var s strings.Builder
+					for _, k := range perm[i : i+batch] {
+						s.WriteString(reqs[name](k))
+					}
+					batches = append(batches, []byte(s.String()))
+				}
+				c := benchConn(b, srv)
+				c.buf = make([]byte, defaultReadBytes)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N/batch+1; i++ {
+					p := batches[i%len(batches)]
+					c.r, c.w = 0, copy(c.buf, p)
+					c.runBuffered()
+					if c.journalSeq != 0 {
+						srv.journal.Sync(c.journalSeq)
+						c.journalSeq = 0
+					}
+					c.out = c.out[:0]
 				}
 			})
 		}

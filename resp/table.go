@@ -54,6 +54,12 @@ type Command struct {
 	// Persist says how the command's effects are journaled (write
 	// commands only); see journal.go.
 	Persist PersistMode
+	// PlainArgs, when > 0, is the argument count (the name included) at
+	// which a PersistImage command's effect depends only on its arguments
+	// and the prior state (SET key value: no relative expiry, no GET, no
+	// condition): such a call is journaled as the request it arrived as
+	// (Conn.rawRecord), which saves building its image.
+	PlainArgs int
 	// Summary and Group feed COMMAND DOCS.
 	Summary, Group string
 
