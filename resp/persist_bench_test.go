@@ -29,20 +29,7 @@ func BenchmarkJournal(b *testing.B) {
 	for _, name := range []string{"SET", "CL.THROTTLE"} {
 		for _, mode := range []string{"none", "no", "everysec"} {
 			b.Run(name+"/"+mode, func(b *testing.B) {
-				cfg := config.New()
-				require.NoError(b, cfg.Set("dir", b.TempDir()))
-				require.NoError(b, cfg.Set("save", ""))
-				clock := newFakeClock() // frozen: no key expires during the run
-				store := shards.New(shards.Options{Shards: 16, Now: clock.Now})
-				log := slog.New(slog.NewTextHandler(io.Discard, nil))
-				srv := New(store, cfg, log)
-				if mode != "none" {
-					require.NoError(b, cfg.Set("appendfsync", mode))
-					mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: RecordKeys, Logger: log})
-					require.NoError(b, err)
-					b.Cleanup(func() { mgr.Close() })
-					srv.SetJournal(mgr.Journal())
-				}
+				srv := journalBenchServer(b, mode, "")
 				reqs := make([][][]byte, 1024)
 				for i := range reqs {
 					reqs[i] = cmds[name](i)
@@ -84,21 +71,7 @@ func BenchmarkJournalPipeline(b *testing.B) {
 	for _, name := range []string{"SET", "ZADD", "CL.THROTTLE"} {
 		for _, mode := range []string{"none", "everysec"} {
 			b.Run(name+"/"+mode, func(b *testing.B) {
-				cfg := config.New()
-				require.NoError(b, cfg.Set("dir", b.TempDir()))
-				require.NoError(b, cfg.Set("save", ""))
-				require.NoError(b, cfg.Set("auto-aof-rewrite-percentage", "0"))
-				clock := newFakeClock()
-				store := shards.New(shards.Options{Shards: 16, Now: clock.Now})
-				log := slog.New(slog.NewTextHandler(io.Discard, nil))
-				srv := New(store, cfg, log)
-				if mode != "none" {
-					require.NoError(b, cfg.Set("appendfsync", mode))
-					mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: RecordKeys, Logger: log})
-					require.NoError(b, err)
-					b.Cleanup(func() { mgr.Close() })
-					srv.SetJournal(mgr.Journal())
-				}
+				srv := journalBenchServer(b, mode, "0")
 				perm := rand.Perm(nkeys)
 				var batches [][]byte
 				for i := 0; i+batch <= nkeys; i += batch {
@@ -125,4 +98,30 @@ func BenchmarkJournalPipeline(b *testing.B) {
 			})
 		}
 	}
+}
+
+// journalBenchServer is a server on a frozen clock (no key expires during
+// a run) with, unless mode is "none", an append-only log under that
+// appendfsync policy in a temporary directory. rewritePct, when set, is
+// auto-aof-rewrite-percentage ("0": no rewrites during the run).
+func journalBenchServer(b *testing.B, mode, rewritePct string) *Server {
+	b.Helper()
+	cfg := config.New()
+	require.NoError(b, cfg.Set("dir", b.TempDir()))
+	require.NoError(b, cfg.Set("save", ""))
+	if rewritePct != "" {
+		require.NoError(b, cfg.Set("auto-aof-rewrite-percentage", rewritePct))
+	}
+	clock := newFakeClock()
+	store := shards.New(shards.Options{Shards: 16, Now: clock.Now})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := New(store, cfg, log)
+	if mode != "none" {
+		require.NoError(b, cfg.Set("appendfsync", mode))
+		mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: RecordKeys, Logger: log})
+		require.NoError(b, err)
+		b.Cleanup(func() { mgr.Close() })
+		srv.SetJournal(mgr.Journal())
+	}
+	return srv
 }
