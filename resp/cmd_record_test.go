@@ -364,3 +364,9 @@ func TestJournalLogsRequestsAsReceived(t *testing.T) {
 	require.Equal(t, live.do(t, "ZRANGE", "z", "0", "-1", "WITHSCORES"), restored.do(t, "ZRANGE", "z", "0", "-1", "WITHSCORES"))
 	require.Equal(t, live.do(t, "PEXPIRETIME", "z"), restored.do(t, "PEXPIRETIME", "z"))
 }
+
+func TestDecimalLen(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 99999, 100000, 1 << 20, 512 << 20, 1<<62 + 12345} {
+		require.Equal(t, len(strconv.Itoa(n)), decimalLen(n), n)
+	}
+}

@@ -122,10 +122,19 @@ func (c *Conn) rawRecord(args [][]byte) []byte {
 	return raw
 }
 
-// decimalLen is the number of digits of n >= 0.
+// decimalLen is the number of digits of n >= 0 (without a division for
+// the short lengths of names, keys and values).
 func decimalLen(n int) int {
-	d := 1
-	for n >= 10 {
+	switch {
+	case n < 10:
+		return 1
+	case n < 100:
+		return 2
+	case n < 1000:
+		return 3
+	}
+	d := 4
+	for n >= 10000 {
 		n /= 10
 		d++
 	}
