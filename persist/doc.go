@@ -26,7 +26,8 @@
 // in binary> for integers, SET key value PXAT ms, DEL,
 // PEXPIREAT, PERSIST, RESTORE key ms payload REPLACE ABSTTL, and verbatim
 // commands whose result depends only on their arguments and the prior
-// state, such as ZADD or FLUSHALL); see resp/journal.go. Replaying them at
+// state, such as ZADD, FLUSHALL or a SET without options); see
+// resp/journal.go. Replaying them at
 // any later time gives the same state, and a deadline that passed while the
 // server was down stays passed.
 //

@@ -22,7 +22,11 @@ import (
 //     whose images are small.
 //   - PersistVerbatim: the command as sent, for commands whose effect
 //     depends only on their arguments and the prior state (ZADD, ZREM,
-//     DEL, FLUSHALL), where an image could be large.
+//     DEL, FLUSHALL), where an image could be large. A PersistImage
+//     command called with Command.PlainArgs arguments (SET key value) is
+//     logged the same way when its request arrived as canonical RESP.
+//     Either is appended as the request's own bytes when they are exactly
+//     the record (Conn.rawRecord), so a pipelined write is copied once.
 //   - PersistTTL: for every key, only its deadline afterwards (PEXPIREAT,
 //     PERSIST or DEL): EXPIRE and friends, without re-logging a big value.
 //   - PersistCustom: the handler calls c.journalAppend itself (SL.THROTTLE
