@@ -35,11 +35,12 @@
 #               PING on bench/noop, a redcon server that does no work (the
 #               "no-op ceiling" of issue 6), and print ratekv's throughput
 #               against it under the table
-#   FLOOR       [1 when PERSIST has no and another mode, and WORKLOADS has
-#               set] 1: also run SET (persistence no) on bench/noop -loop
-#               epoll, the floor (the least a server can do per request),
-#               and print each server's SET against it: where both are
-#               near it, the load generator sets the pace, not the servers
+#   FLOOR       [1 when PERSIST has no and WORKLOADS has ping or set] 1:
+#               also run those two rows (persistence no) on bench/noop
+#               -loop epoll, the floor (the least a server can do per
+#               request), and print each server against it: where both
+#               are near it, the load generator sets the pace, not the
+#               servers
 #   CHARTS      [1]          0: no charts. Otherwise bench/chart draws
 #               throughput.png and latency.png beside OUT (OUT=x/persist.md:
 #               x/persist-throughput.png, …); a failure only adds a note
@@ -101,7 +102,11 @@ if ((CEILING)); then
 fi
 
 FLOOR_DEFAULT=0
-[[ " $WORKLOADS " == *" set "* && " $PERSIST " == *" no "* && $PERSIST != no ]] && FLOOR_DEFAULT=1
+FLOOR_ROWS=""
+for w in ping set; do
+	[[ " $WORKLOADS " == *" $w "* ]] && FLOOR_ROWS+="$w "
+done
+[[ -n "$FLOOR_ROWS" && " $PERSIST " == *" no "* ]] && FLOOR_DEFAULT=1
 FLOOR=${FLOOR:-$FLOOR_DEFAULT}
 if ((FLOOR)) && ! ((CEILING)); then
 	(cd "$ROOT" && timeout 300 go build -o "$TMP/noop" ./bench/noop) || die "building bench/noop failed"
@@ -219,7 +224,7 @@ run_server() {
 	fi
 	local rows=$WORKLOADS
 	[[ $server == noop ]] && rows=ping # the ceiling answers PING only
-	[[ $server == floor ]] && rows=set # the floor answers OK, as SET does
+	[[ $server == floor ]] && rows=$FLOOR_ROWS # the floor answers PONG and OK, as these do
 	for w in $rows; do
 		lw=$(loadgen_workload "$server" "$w")
 		for p in $PIPELINES; do
@@ -392,16 +397,18 @@ fi
 			done
 		done
 	fi
-	# The client's ceiling: each server's SET against the floor's.
+	# The client's ceiling: each server against the floor.
 	if ((FLOOR)); then
 		echo
-		echo "SET (persistence no) against the floor (bench/noop -loop epoll: one thread, a read and a write per turn and socket, no work; same pinning). Near 1.00 the load generator, not the server, sets the pace:"
+		echo "Against the floor (bench/noop -loop epoll: one thread, a read and a write per turn and socket, no work; same pinning; persistence no). Near 1.00 the load generator, not the server, sets the pace:"
 		echo
-		echo "| pipeline | floor SET ops/s | redis / floor | ratekv / floor |"
-		echo "|---:|---:|---:|---:|"
-		for p in $PIPELINES; do
-			fl=${RES[floor|no|set|$p|ops_per_sec]-}
-			echo "| $p | $(printf '%.0f' "${fl:-0}") | $(div "${RES[redis|no|set|$p|ops_per_sec]-}" "$fl") | $(div "${RES[ratekv|no|set|$p|ops_per_sec]-}" "$fl") |"
+		echo "| workload | pipeline | floor ops/s | redis / floor | ratekv / floor |"
+		echo "|---|---:|---:|---:|---:|"
+		for w in $FLOOR_ROWS; do
+			for p in $PIPELINES; do
+				fl=${RES[floor|no|$w|$p|ops_per_sec]-}
+				echo "| $w | $p | $(printf '%.0f' "${fl:-0}") | $(div "${RES[redis|no|$w|$p|ops_per_sec]-}" "$fl") | $(div "${RES[ratekv|no|$w|$p|ops_per_sec]-}" "$fl") |"
+			done
 		done
 	fi
 	# Round by round: the spread behind each best-of cell.

@@ -170,6 +170,7 @@ func evaluate(dir string) ([]row, []string, error) {
 		ratio(6, "ratekv PING / no-op PING, pipeline 32", ping32, ceil32, ok1, ok2, 0.95)
 		pair("SL.THROTTLE / redis MULTI recipe, pipeline 32", "sliding_vs_recipe", 32, 10)
 		pair("MULTI recipe, ratekv / redis, pipeline 32", "recipe", 32, 1.5)
+		notes = append(notes, floorNotes(b)...)
 	}
 
 	if runs, err := readLines[run](filepath.Join(dir, "persist.jsonl")); err != nil {
@@ -196,16 +197,7 @@ func evaluate(dir string) ([]row, []string, error) {
 				}
 			}
 		}
-		// Not a target: where the load generator sets the pace, both
-		// servers sit at the floor's rate and their ratio is a tie.
-		for _, p := range []int{1, 32} {
-			fl, ok := b.get("floor", "no", "set", p)
-			a, ok1 := b.get("ratekv", "no", "set", p)
-			r, ok2 := b.get("redis", "no", "set", p)
-			if ok && ok1 && ok2 && fl > 0 {
-				notes = append(notes, fmt.Sprintf("SET, appendonly no, pipeline %d: the floor server (bench/noop -loop epoll, no work) got %.0f ops/s; redis %.2f and ratekv %.2f of it (near 1.00: bounded by the load generator)", p, fl, r/fl, a/fl))
-			}
-		}
+		notes = append(notes, floorNotes(b)...)
 	}
 
 	if mems, err := readLines[memory](filepath.Join(dir, "memory.jsonl")); err != nil {
@@ -279,6 +271,24 @@ func evaluate(dir string) ([]row, []string, error) {
 		return nil, nil, fmt.Errorf("nothing to check in %s", dir)
 	}
 	return rows, notes, nil
+}
+
+// floorNotes says, for each row the floor server ran (PING, SET; not a
+// target), how far each server got of the floor's rate: where both are
+// near it, the load generator set the pace and their ratio is a tie.
+func floorNotes(b best) []string {
+	var notes []string
+	for _, w := range []string{"ping", "set"} {
+		for _, p := range []int{1, 32} {
+			fl, ok := b.get("floor", "no", w, p)
+			a, ok1 := b.get("ratekv", "no", w, p)
+			r, ok2 := b.get("redis", "no", w, p)
+			if ok && ok1 && ok2 && fl > 0 {
+				notes = append(notes, fmt.Sprintf("%s, appendonly no, pipeline %d: the floor server (bench/noop -loop epoll, no work) got %.0f ops/s; redis %.2f and ratekv %.2f of it (near 1.00: bounded by the load generator)", strings.ToUpper(w), p, fl, r/fl, a/fl))
+			}
+		}
+	}
+	return notes
 }
 
 // write prints the table, a count of the targets met, and the notes.

@@ -115,3 +115,17 @@ func TestEvaluatePersistNotesTheFloor(t *testing.T) {
 		require.NotContains(t, r.Target, "floor", "the floor is a note, not a target")
 	}
 }
+
+func TestEvaluateLatestNotesTheFloor(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "latest.jsonl",
+		`{"server":"redis","persistence":"no","row":"ping","round":1,"pipeline":1,"ops_per_sec":150000}`,
+		`{"server":"ratekv","persistence":"no","row":"ping","round":1,"pipeline":1,"ops_per_sec":135000}`,
+		`{"server":"floor","persistence":"no","row":"ping","round":1,"pipeline":1,"ops_per_sec":150000}`,
+		`{"server":"ratekv","persistence":"no","row":"throttle","round":1,"pipeline":1,"ops_per_sec":120000}`,
+	)
+	_, notes, err := evaluate(dir)
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(notes, "\n"),
+		"PING, appendonly no, pipeline 1: the floor server (bench/noop -loop epoll, no work) got 150000 ops/s; redis 1.00 and ratekv 0.90 of it")
+}
