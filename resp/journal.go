@@ -83,18 +83,27 @@ func (c *Conn) changeCount() uint64 {
 }
 
 // journalArgs appends the record of a command logged as sent: the request
-// itself when it arrived as exactly that record (rawRecord), else one built
-// from args.
+// itself when it arrived as exactly that record (journalRaw), else one
+// built from args.
 func (c *Conn) journalArgs(args [][]byte) {
+	if !c.journalRaw(args) {
+		c.journalAppend(args...)
+	}
+}
+
+// journalRaw appends the request being run as the record of args, and
+// reports whether it could (see rawRecord).
+func (c *Conn) journalRaw(args [][]byte) bool {
 	j := c.srv.journal
 	if j == nil || c.replaying {
-		return
+		return false
 	}
-	if raw := c.rawRecord(args); raw != nil {
-		c.journalSeq = j.Append(raw)
-		return
+	raw := c.rawRecord(args)
+	if raw == nil {
+		return false
 	}
-	c.journalAppend(args...)
+	c.journalSeq = j.Append(raw)
+	return true
 }
 
 // rawRecord returns the request being run, as it arrived, when it is
@@ -210,11 +219,8 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 		c.journalAppend(args...)
 		return
 	}
-	if cmd.PlainArgs == len(args) {
-		if raw := c.rawRecord(args); raw != nil {
-			c.journalSeq = c.srv.journal.Append(raw)
-			return
-		}
+	if cmd.PlainArgs == len(args) && c.journalRaw(args) {
+		return
 	}
 	st := c.srv.store
 	idx := cmd.keyIndexes(args, c.keyBuf[:0])
