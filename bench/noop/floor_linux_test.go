@@ -31,11 +31,7 @@ func startFloor(t *testing.T) string {
 
 func TestFloorAnswersPipelinedCommands(t *testing.T) {
 	addr := startFloor(t)
-	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFloor(t, addr)
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	r := bufio.NewReader(c)
 
@@ -82,14 +78,21 @@ func TestFloorAnswersPipelinedCommands(t *testing.T) {
 	pingNewClient(t, addr)
 }
 
-// pingNewClient checks that a new connection gets PONG for PING.
-func pingNewClient(t *testing.T, addr string) {
+// dialFloor connects to the floor; the connection closes with the test.
+func dialFloor(t *testing.T, addr string) net.Conn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// pingNewClient checks that a new connection gets PONG for PING.
+func pingNewClient(t *testing.T, addr string) {
+	t.Helper()
+	c := dialFloor(t, addr)
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.WriteString(c, "PING\r\n"); err != nil {
 		t.Fatal(err)
@@ -103,11 +106,7 @@ func pingNewClient(t *testing.T, addr string) {
 // replies fill the socket, and still serves others.
 func TestFloorClientNotReading(t *testing.T) {
 	addr := startFloor(t)
-	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFloor(t, addr)
 	ping := []byte(strings.Repeat("PING\r\n", 10000))
 	deadline := time.Now().Add(time.Second)
 	_ = c.SetWriteDeadline(deadline)
@@ -123,11 +122,7 @@ func TestFloorClientNotReading(t *testing.T) {
 // framing error's last, before the close.
 func TestFloorLateReaderGetsEveryReply(t *testing.T) {
 	addr := startFloor(t)
-	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFloor(t, addr)
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	const pings = 300000
 	wrote := make(chan error, 1)

@@ -1,5 +1,9 @@
 package main
 
+// The floor frames requests itself. resp's parser is not exported, and
+// redcon.ReadNextCommand (v1.6.2), the stateless one, panics on a negative
+// bulk length: "*1\r\n$-2\r\nab" slices out of range.
+
 import (
 	"bytes"
 	"errors"

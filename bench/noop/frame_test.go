@@ -37,6 +37,7 @@ func TestNextCommand(t *testing.T) {
 		{"count without CR", "*1\n", 0, false, false, true},
 		{"too many args", "*2000\r\n", 0, false, false, true},
 		{"negative bulk", "*1\r\n$-1\r\n", 0, false, false, true},
+		{"negative bulk with data (redcon's parser panics)", "*1\r\n$-2\r\nab", 0, false, false, true},
 		{"huge bulk", "*1\r\n$99999999\r\n", 0, false, false, true},
 		{"bulk without CRLF", "*1\r\n$4\r\nPINGxx", 0, false, false, true},
 		{"endless count line", "*111111111111111111111111", 0, false, false, true},
