@@ -395,3 +395,21 @@ func (r *uring) failLocked() {
 		ch <- failed
 	}
 }
+
+// Allocate allocates n bytes of f from off (fallocate, extending the
+// file; see Log.reserve). A file system without fallocate answers
+// errors.ErrUnsupported.
+func (f logOSFile) Allocate(off, n int64) error {
+	for {
+		err := syscall.Fallocate(int(f.Fd()), 0, off, n)
+		switch err {
+		case syscall.EINTR:
+			continue
+		case syscall.EOPNOTSUPP, syscall.ENOSYS:
+			return errors.ErrUnsupported
+		case nil:
+			return nil
+		}
+		return &os.PathError{Op: "fallocate", Path: f.Name(), Err: err}
+	}
+}

@@ -20,6 +20,11 @@ package persist
 //     typically nothing.
 //   - no: written at once, fsynced by the kernel when it likes.
 //
+// With everysec and no the writer allocates the file's space ahead of the
+// data, a few megabytes at a time (reserve), which makes each write
+// cheaper; so a file may end in zeros under every policy. A clean Close
+// and a switch to a new file cut them off (trim).
+//
 // A failed write or fsync is never ignored. The error is logged and made
 // sticky: Err returns it, and the dispatcher refuses writes (MISCONF)
 // while reads go on. The writer keeps the unwritten bytes, and the bytes
@@ -174,6 +179,8 @@ type Log struct {
 	f           logFile
 	off         int64  // end of the data in f
 	zeroed      int64  // end of the zeros written ahead of the data (prezero)
+	reserved    int64  // end of the space allocated ahead of the data (reserve)
+	noReserve   bool   // the file system cannot allocate ahead
 	syncedOff   int64  // end of the durable data in f
 	pend        []byte // taken from buf, not yet written
 	pendSeq     uint64 // last record in pend (or written)
@@ -494,6 +501,9 @@ func (l *Log) run() {
 			l.wmu.Lock()
 			for i := 0; i < 2 && l.cycle(true, true); i++ {
 			}
+			if l.Err() == nil {
+				l.trim()
+			}
 			l.ended = true
 			l.wmu.Unlock()
 			return
@@ -613,6 +623,8 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 	if len(l.pend) > 0 {
 		if policy == FsyncAlways {
 			l.prezero(len(l.pend))
+		} else {
+			l.reserve(len(l.pend))
 		}
 		err = l.write(policy != FsyncNo)
 	}
@@ -666,10 +678,11 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 	}
 	switched := false
 	if err == nil && rot != nil && len(l.pend) == 0 && l.off == l.syncedOff {
+		l.trim()
 		if cerr := l.f.Close(); cerr != nil {
 			l.logger.Warn("closing the old append-only file failed", "file", l.name, "err", cerr)
 		}
-		l.f, l.name, l.off, l.syncedOff, l.zeroed = rot.f, rot.name, rot.size, rot.size, rot.size
+		l.f, l.name, l.off, l.syncedOff, l.zeroed, l.reserved = rot.f, rot.name, rot.size, rot.size, rot.size, rot.size
 		l.recycle()
 		l.rotPending = nil
 		switched = true
@@ -793,6 +806,77 @@ func (l *Log) prezero(n int) {
 		at += m
 		l.zeroed = at
 	}
+}
+
+// reserveChunk is how much file space reserve allocates at a time: one
+// fallocate per 8 MiB, about nine a second at the ~70 MB/s of journal a
+// pipelined CL.THROTTLE load writes.
+const reserveChunk = 8 << 20
+
+// allocator is a log file that can allocate space ahead of its data
+// (fallocate on Linux).
+type allocator interface {
+	Allocate(off, n int64) error
+}
+
+// reserve makes sure the next n bytes of the log land in space already
+// allocated to the file, allocating reserveChunk more when they would not.
+// Under everysec and no, where the writer writes tens of kilobytes at a
+// time. It fails quietly, as prezero does; where the file system cannot
+// allocate ahead at all it stops trying.
+//
+// Why: appending to a file makes ext4 reserve blocks and grow the file
+// page by page inside every write; writing into space that fallocate has
+// allocated (as unwritten extents, which read as zeros) skips that. On this
+// VM, writing 512 MB in 64 KB pwrites took 165-179 ms of CPU at the end of
+// the file and 122-126 ms inside allocated space, and CL.THROTTLE at
+// pipeline 32 with everysec (100k keys, 50 clients, 4 alternating rounds)
+// went from 1.31-1.36M to 1.36-1.40M calls/s. The extents turn into
+// written ones when the data reaches the disk, which the once-a-second
+// fdatasync absorbs; under always, where an fsync follows every write,
+// prezero's written zeros are what keeps it short.
+func (l *Log) reserve(n int) {
+	need := l.off + int64(n)
+	if need <= l.reserved || l.noReserve {
+		return
+	}
+	a, ok := l.f.(allocator)
+	if !ok {
+		l.noReserve = true
+		return
+	}
+	at := max(l.reserved, l.off)
+	switch err := a.Allocate(at, need-at+reserveChunk); {
+	case err == nil:
+		l.reserved = need + reserveChunk
+	case errors.Is(err, errors.ErrUnsupported):
+		l.noReserve = true
+	}
+}
+
+// trimmer is a log file that can be cut to a size.
+type trimmer interface {
+	Truncate(size int64) error
+}
+
+// trim cuts the zeros written or allocated ahead of the data off the end of
+// the file, once nothing more will be written to it (a clean close, a
+// switch to the next file), so that it ends at its last record. After a
+// crash the loader cuts them instead (recordsEnd). Writer only.
+func (l *Log) trim() {
+	if max(l.zeroed, l.reserved) <= l.off {
+		return
+	}
+	t, ok := l.f.(trimmer)
+	if !ok {
+		return
+	}
+	if err := t.Truncate(l.off); err != nil {
+		l.logger.Warn("could not cut the space allocated ahead off the append-only file; the next start will",
+			"file", l.name, "err", err)
+		return
+	}
+	l.zeroed, l.reserved = l.off, l.off
 }
 
 // maxKept bounds the capacity of the buffers kept for reuse (the written

@@ -33,6 +33,7 @@ type memFile struct {
 	writes    int
 	syncs     int
 	closed    bool
+	peak      int // the largest the file has been
 }
 
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
@@ -54,7 +55,34 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	copy(f.data[off:], p[:n])
 	f.writes++
+	f.peak = max(f.peak, len(f.data))
 	return n, err
+}
+
+// Allocate extends the file with zeros to off+n, as fallocate does.
+func (f *memFile) Allocate(off, n int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return os.ErrClosed
+	}
+	if need := int(off + n); need > len(f.data) {
+		f.data = append(f.data, make([]byte, need-len(f.data))...)
+	}
+	f.peak = max(f.peak, len(f.data))
+	return nil
+}
+
+// Truncate cuts the file; like a new size, it is durable only after an
+// fsync.
+func (f *memFile) Truncate(size int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return os.ErrClosed
+	}
+	f.data = f.data[:min(int(size), len(f.data))]
+	return nil
 }
 
 func (f *memFile) Sync() error {
@@ -131,33 +159,34 @@ func TestLogAlwaysIsDurableBeforeSyncReturns(t *testing.T) {
 }
 
 // Under always the records land in zeros written ahead a chunk at a time
-// (so that an fsync need not commit a new size); under everysec the file
-// is the records alone.
-func TestLogAlwaysWritesIntoZerosWrittenAhead(t *testing.T) {
-	for _, p := range []Policy{FsyncAlways, FsyncEverysec} {
+// (so that an fsync need not commit a new size), under everysec and no in
+// space allocated ahead (cheaper writes); a clean close cuts either off.
+func TestLogWritesIntoSpaceAhead(t *testing.T) {
+	for _, p := range []Policy{FsyncAlways, FsyncEverysec, FsyncNo} {
 		t.Run(p.String(), func(t *testing.T) {
 			f := &memFile{}
 			l := testLog(t, f, p)
 			var want []byte
 			big := bytes.Repeat([]byte("v"), 100<<10)
-			for i := 0; i < 25; i++ { // 2.5 MB: past two chunks
+			for i := 0; i < 100; i++ { // 10 MB: past a chunk of either kind
 				r := rec("SET", fmt.Sprint("k", i), string(big))
 				want = append(want, r...)
 				require.NoError(t, l.Sync(l.Append(r)))
 			}
 			require.NoError(t, l.Close())
 			data, durable := f.raw()
-			require.Equal(t, data, durable)
-			require.Equal(t, want, data[:len(want)])
-			tail := data[len(want):]
+			require.Equal(t, want, data, "the close cut the space ahead off")
+			require.Equal(t, want, durable[:len(want)])
+			tail := durable[len(want):]
 			require.Equal(t, make([]byte, len(tail)), tail, "only zeros follow the records")
+			chunk := reserveChunk
 			if p == FsyncAlways {
-				require.Greater(t, len(tail), 0)
-				require.LessOrEqual(t, len(tail), prezeroChunk)
-			} else {
-				require.Empty(t, tail)
+				chunk = prezeroChunk
 			}
-			end, err := recordsEnd(bytes.NewReader(data), int64(len(data)))
+			ahead := f.peak - len(want)
+			require.Greater(t, ahead, 0, "space was made ahead of the records")
+			require.LessOrEqual(t, ahead, chunk)
+			end, err := recordsEnd(bytes.NewReader(durable), int64(len(durable)))
 			require.NoError(t, err)
 			require.Equal(t, int64(len(want)), end)
 		})
@@ -410,6 +439,8 @@ func TestLogRotateSplitsAtTheRequestedRecord(t *testing.T) {
 	require.NoError(t, <-done)
 	_, d1, _ := f1.get()
 	require.Equal(t, before, d1, "the old file holds the records up to the rotation, fsynced")
+	require.Equal(t, before, f1.data, "and ends there: the space allocated ahead is cut off")
+	require.Greater(t, f1.peak, len(before))
 	require.True(t, f1.closed)
 	require.NoError(t, l.Close())
 	_, d2, _ := f2.get()

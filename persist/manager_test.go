@@ -2,6 +2,7 @@ package persist
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -359,6 +360,72 @@ func TestTornTailIsTruncated(t *testing.T) {
 	require.Len(t, h.contents(), 5)
 }
 
+// A rewrite whose capture fails before the log switched puts the old
+// manifest back and removes the file it had named: the log goes on in the
+// old file, and a restart loads everything.
+func TestRewriteFailedCaptureRestoresTheManifest(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	f.exec(t, "APPEND", "a", "1")
+	manPath := f.m.manifestPath()
+	before, err := os.ReadFile(manPath)
+	require.NoError(t, err)
+	files, err := os.ReadDir(filepath.Dir(manPath))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, f.m.rewriteOnce(ctx), context.Canceled)
+	after, err := os.ReadFile(manPath)
+	require.NoError(t, err)
+	require.Equal(t, string(before), string(after))
+	left, err := os.ReadDir(filepath.Dir(manPath))
+	require.NoError(t, err)
+	require.Equal(t, len(files), len(left), "the new incremental file is gone")
+	f.exec(t, "APPEND", "b", "2")
+	want := f.contents()
+	require.Len(t, want, 2)
+	g := restart(t, f, cfg)
+	require.Equal(t, want, g.contents())
+}
+
+// A rewrite names the next incremental file in the manifest before the log
+// switches to it; a crash in between leaves a torn tail in the file before
+// an empty one, and that is the log's end: cut as at the end of the last.
+func TestTornTailBeforeAnEmptyFileIsTruncated(t *testing.T) {
+	for _, truncated := range []string{"yes", "no"} {
+		t.Run("aof-load-truncated "+truncated, func(t *testing.T) {
+			cfg := testConfig(t, t.TempDir(), "aof-load-truncated", truncated)
+			path, ends := writeSome(t, cfg, 5)
+			require.NoError(t, os.Truncate(path, ends[4]-3))
+			dir := filepath.Dir(path)
+			manPath := filepath.Join(dir, "appendonly.aof.manifest")
+			man, _, err := readManifest(manPath)
+			require.NoError(t, err)
+			next := manifestFile{"appendonly.aof.99.incr.aof", 99}
+			require.NoError(t, os.WriteFile(filepath.Join(dir, next.name), nil, 0o644))
+			man.incrs = append(man.incrs, next)
+			require.NoError(t, writeManifest(manPath, &man))
+
+			g := newFakeServer(newClock())
+			err = g.open(t, cfg)
+			if truncated == "no" {
+				require.ErrorContains(t, err, path)
+				require.ErrorContains(t, err, "--aof-load-truncated yes", "a torn tail, not corruption")
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, g.contents(), 4)
+			st, err := os.Stat(path)
+			require.NoError(t, err)
+			require.Equal(t, ends[3], st.Size())
+			g.exec(t, "APPEND", "after", "1") // goes to the empty file, the last
+			h := restart(t, g, cfg)
+			require.Len(t, h.contents(), 5)
+		})
+	}
+}
+
 func TestTornTailRefusedWhenAofLoadTruncatedIsNo(t *testing.T) {
 	cfg := testConfig(t, t.TempDir(), "aof-load-truncated", "no")
 	path, ends := writeSome(t, cfg, 3)
@@ -369,24 +436,32 @@ func TestTornTailRefusedWhenAofLoadTruncatedIsNo(t *testing.T) {
 	require.ErrorContains(t, err, "--aof-load-truncated yes")
 }
 
-// Under always the file ends in zeros written ahead (Log.prezero): loading
-// skips them and cuts them off, so that appends continue after the last
-// record. They are not a torn tail: aof-load-truncated no still starts.
+// After a crash the last file ends in the zeros written ahead under always
+// (Log.prezero) or the space allocated ahead under everysec and no
+// (Log.reserve), which read as zeros too: loading skips them and cuts them
+// off, so that appends continue after the last record. They are not a torn
+// tail: aof-load-truncated no still starts. (A clean close has cut them
+// off already; the test puts them back as a crash leaves them.)
 func TestZerosWrittenAheadAreSkipped(t *testing.T) {
-	cfg := testConfig(t, t.TempDir(), "appendfsync", "always", "aof-load-truncated", "no")
-	path, ends := writeSome(t, cfg, 5)
-	st, err := os.Stat(path)
-	require.NoError(t, err)
-	require.Greater(t, st.Size(), ends[4], "zeros follow the records")
-	g := newFakeServer(newClock())
-	require.NoError(t, g.open(t, cfg))
-	require.Len(t, g.contents(), 5)
-	st, err = os.Stat(path)
-	require.NoError(t, err)
-	require.Equal(t, ends[4], st.Size(), "the zeros are cut off")
-	g.exec(t, "APPEND", "after", "1")
-	h := restart(t, g, cfg)
-	require.Len(t, h.contents(), 6)
+	for _, policy := range []string{"always", "everysec"} {
+		t.Run(policy, func(t *testing.T) {
+			cfg := testConfig(t, t.TempDir(), "appendfsync", policy, "aof-load-truncated", "no")
+			path, ends := writeSome(t, cfg, 5)
+			st, err := os.Stat(path)
+			require.NoError(t, err)
+			require.Equal(t, ends[4], st.Size(), "a clean close leaves the records alone")
+			require.NoError(t, os.Truncate(path, ends[4]+reserveChunk))
+			g := newFakeServer(newClock())
+			require.NoError(t, g.open(t, cfg))
+			require.Len(t, g.contents(), 5)
+			st, err = os.Stat(path)
+			require.NoError(t, err)
+			require.Equal(t, ends[4], st.Size(), "the zeros are cut off")
+			g.exec(t, "APPEND", "after", "1")
+			h := restart(t, g, cfg)
+			require.Len(t, h.contents(), 6)
+		})
+	}
 }
 
 // A crash while a record was written into zeros leaves it incomplete and
