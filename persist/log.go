@@ -146,6 +146,7 @@ type Log struct {
 	cond     sync.Cond
 	buf      []byte // records appended, not yet taken by the writer
 	size     int64  // bytes of the current file, written or buffered
+	file     string // the current file's name (name, as of the last switch)
 	seq      uint64 // last record appended
 	written  uint64 // last record written to the file
 	synced   uint64 // last record known durable
@@ -218,7 +219,7 @@ func openLog(f logFile, name string, size int64, policy Policy, logger *slog.Log
 	}
 	l.cond.L = &l.mu
 	l.policy.Store(int32(policy))
-	l.size = size
+	l.size, l.file = size, name
 	go l.run()
 	return l
 }
@@ -337,6 +338,14 @@ func (l *Log) Size() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.size
+}
+
+// Current returns the name of the file records are appended to and its
+// size, written or buffered (Size), as one consistent pair.
+func (l *Log) Current() (file string, size int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.file, l.size
 }
 
 // Buffered returns the bytes appended and not yet taken by the writer
@@ -711,6 +720,7 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 	}
 	if switched {
 		l.size = rot.size + int64(len(l.buf))
+		l.file = rot.name
 	}
 	again = switched && len(l.buf) > 0
 	l.cond.Broadcast()

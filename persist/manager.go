@@ -897,9 +897,7 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 	// undo, before the switch, puts the old manifest back (the log still
 	// appends to the old file) and removes the new file.
 	undo := func(err error) error {
-		if c != nil {
-			m.log.EndCapture(c)
-		}
+		m.log.EndCapture(c) // if Rotate has not
 		w.abort()
 		f.Close()
 		if werr := writeManifest(m.manifestPath(), &old); werr != nil {
@@ -923,8 +921,6 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 	if err != nil {
 		return undo(err)
 	}
-	c2 := c
-	c = nil // ended by Rotate
 	if err := <-done; err != nil {
 		// The switch happens once the disk recovers; the manifest already
 		// names the new file after the old ones.
@@ -932,12 +928,12 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 		return fmt.Errorf("switching to %s: %w", incrName, err)
 	}
 	t2 := time.Now()
-	if err := m.writeTail(w, c2, cuts); err != nil {
+	if err := m.writeTail(w, c, cuts); err != nil {
 		w.abort()
 		return err
 	}
 	m.logger.Debug("append-only file rewrite: base captured, log switched",
-		"capture", t1.Sub(t0), "switch", t2.Sub(t1), "tail", time.Since(t2), "tail_bytes", len(c2.data))
+		"capture", t1.Sub(t0), "switch", t2.Sub(t1), "tail", time.Since(t2), "tail_bytes", len(c.data))
 	return m.finishRewrite(w, old, baseName, incrName, seq)
 }
 
@@ -1036,16 +1032,22 @@ func (m *Manager) logSize() int64 {
 	return m.log.Size()
 }
 
-// aofSize returns the size of the files of the append-only log: base, the
-// incremental files before the current one and the current one including
-// records not yet written.
+// aofSize returns the size of the files of the append-only log: base,
+// incremental files, and the one the log appends to by the size of its
+// records, written or buffered (on disk it is longer by the space
+// allocated ahead, Log.reserve). During a rewrite the manifest already
+// names the next file while the log still appends to the one before it.
+// Requires m.mu held.
 func (m *Manager) aofSize() int64 {
-	names := m.man.files()
-	if m.log != nil && len(m.man.incrs) > 0 {
-		names = names[:len(names)-1]
+	var cur string
+	var n int64
+	if m.log != nil {
+		cur, n = m.log.Current()
 	}
-	n := m.logSize()
-	for _, name := range names {
+	for _, name := range m.man.files() {
+		if name == cur {
+			continue
+		}
 		if st, err := os.Stat(filepath.Join(m.aofDir, name)); err == nil {
 			n += st.Size()
 		}

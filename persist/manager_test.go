@@ -389,6 +389,40 @@ func TestRewriteFailedCaptureRestoresTheManifest(t *testing.T) {
 	require.Equal(t, want, g.contents())
 }
 
+// While a rewrite captures, the manifest already names the next file but
+// the log still appends to the one before: the size counts that one once,
+// by its records, not by the space allocated ahead of them.
+func TestAofSizeWhileRewriteCaptures(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	f.exec(t, "APPEND", "a", "1")
+	size := func() int64 {
+		f.m.mu.Lock()
+		defer f.m.mu.Unlock()
+		return f.m.aofSize()
+	}
+	cur, _ := f.m.Journal().Current()
+	curPath := filepath.Join(filepath.Dir(f.m.manifestPath()), cur)
+	require.Eventually(t, func() bool {
+		st, err := os.Stat(curPath)
+		return err == nil && st.Size() > 0
+	}, 5*time.Second, time.Millisecond, "the record reaches the file")
+	want := size()
+	// Hold the last shard so the capture stops before it.
+	f.st.Lock(f.st.NumShards() - 1)
+	done := make(chan error, 1)
+	go func() { done <- f.m.rewriteOnce(f.m.ctx) }()
+	require.Eventually(t, func() bool {
+		f.m.mu.Lock()
+		defer f.m.mu.Unlock()
+		return len(f.m.man.incrs) == 2
+	}, 5*time.Second, time.Millisecond, "the next file is named")
+	require.Equal(t, want, size())
+	f.st.Unlock(f.st.NumShards() - 1)
+	require.NoError(t, <-done)
+}
+
 // A rewrite names the next incremental file in the manifest before the log
 // switches to it; a crash in between leaves a torn tail in the file before
 // an empty one, and that is the log's end: cut as at the end of the last.
