@@ -296,6 +296,13 @@ func TestRewriteRetriesAroundMultiShardRecords(t *testing.T) {
 	f.st.Lock(f.st.NumShards() - 1)
 	done := make(chan error, 1)
 	go func() { done <- f.m.rewriteOnce(f.m.ctx) }()
+	// The rewrite creates its next file first (fsyncs), then captures.
+	require.Eventually(t, func() bool {
+		l := f.m.Journal()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.captures) > 0
+	}, 10*time.Second, time.Millisecond, "the capture begins")
 	time.Sleep(20 * time.Millisecond) // the capture reaches the last shard and waits
 	f.st.Lock(0)
 	f.apply([][]byte{[]byte("MDEL"), []byte(first), []byte(last)})
