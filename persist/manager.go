@@ -304,12 +304,19 @@ func holdsRecords(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
+	end, _, err := fileRecordsEnd(f)
+	return end > 0, err
+}
+
+// fileRecordsEnd returns where the records of a log file end (recordsEnd)
+// and the file's size.
+func fileRecordsEnd(f *os.File) (end, size int64, err error) {
 	st, err := f.Stat()
 	if err != nil {
-		return false, err
+		return 0, 0, err
 	}
-	end, err := recordsEnd(f, st.Size())
-	return end > 0, err
+	end, err = recordsEnd(f, st.Size())
+	return end, st.Size(), err
 }
 
 // loadSnapshotFile loads a snapshot into the store.
@@ -368,11 +375,7 @@ func (m *Manager) replayFile(i int, last bool) error {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	size, err := recordsEnd(f, st.Size())
+	size, fileSize, err := fileRecordsEnd(f)
 	if err != nil {
 		return err
 	}
@@ -389,7 +392,7 @@ func (m *Manager) replayFile(i int, last bool) error {
 	switch {
 	case err == nil:
 		m.logger.Debug("replayed append-only file", "file", name, "records", n)
-		if size < st.Size() {
+		if size < fileSize {
 			// The zeros written ahead under always: the log goes on
 			// right after its last record.
 			return truncateFile(path, size, "")

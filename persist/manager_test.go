@@ -293,16 +293,7 @@ func TestRewriteRetriesAroundMultiShardRecords(t *testing.T) {
 	f.exec(t, "APPEND", last, "y")
 	// Hold the last shard so the capture stops before it; meanwhile a
 	// multi-shard write is appended (as if it held both locks).
-	f.st.Lock(f.st.NumShards() - 1)
-	done := make(chan error, 1)
-	go func() { done <- f.m.rewriteOnce(f.m.ctx) }()
-	// The rewrite creates its next file first (fsyncs), then captures.
-	require.Eventually(t, func() bool {
-		l := f.m.Journal()
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return len(l.captures) > 0
-	}, 10*time.Second, time.Millisecond, "the capture begins")
+	done := stallRewrite(t, f)
 	time.Sleep(20 * time.Millisecond) // the capture reaches the last shard and waits
 	f.st.Lock(0)
 	f.apply([][]byte{[]byte("MDEL"), []byte(first), []byte(last)})
@@ -367,6 +358,24 @@ func TestTornTailIsTruncated(t *testing.T) {
 	require.Len(t, h.contents(), 5)
 }
 
+// stallRewrite holds the last shard's lock, so that a capture stops
+// before it, and starts rewriteOnce; it returns once the capture has begun
+// (after the rewrite's next file is created and named), with the channel
+// the rewrite's result arrives on. The caller unlocks the shard.
+func stallRewrite(t *testing.T, f *fakeServer) <-chan error {
+	t.Helper()
+	f.st.Lock(f.st.NumShards() - 1)
+	done := make(chan error, 1)
+	go func() { done <- f.m.rewriteOnce(f.m.ctx) }()
+	require.Eventually(t, func() bool {
+		l := f.m.Journal()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.captures) > 0
+	}, 10*time.Second, time.Millisecond, "the capture begins")
+	return done
+}
+
 // A rewrite whose capture fails before the log switched puts the old
 // manifest back and removes the file it had named: the log goes on in the
 // old file, and a restart loads everything.
@@ -416,15 +425,10 @@ func TestAofSizeWhileRewriteCaptures(t *testing.T) {
 		return err == nil && st.Size() > 0
 	}, 5*time.Second, time.Millisecond, "the record reaches the file")
 	want := size()
-	// Hold the last shard so the capture stops before it.
-	f.st.Lock(f.st.NumShards() - 1)
-	done := make(chan error, 1)
-	go func() { done <- f.m.rewriteOnce(f.m.ctx) }()
-	require.Eventually(t, func() bool {
-		f.m.mu.Lock()
-		defer f.m.mu.Unlock()
-		return len(f.m.man.incrs) == 2
-	}, 5*time.Second, time.Millisecond, "the next file is named")
+	done := stallRewrite(t, f)
+	f.m.mu.Lock()
+	require.Len(t, f.m.man.incrs, 2, "the next file is named")
+	f.m.mu.Unlock()
 	require.Equal(t, want, size())
 	f.st.Unlock(f.st.NumShards() - 1)
 	require.NoError(t, <-done)
