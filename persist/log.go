@@ -777,11 +777,24 @@ func (l *Log) write(keep bool) error {
 	return nil
 }
 
-// prezeroChunk is how far ahead of the log's end prezero writes zeros.
-// Each extension costs one slower fsync (it writes this much and the new
-// size); 1 MiB holds about 800 batches of SET with 50 clients at pipeline
-// 1 (some 33 records of about 40 bytes each).
+// prezeroChunk is how far ahead of the log's end prezero writes zeros, at
+// most (see aheadOf). Each extension costs one slower fsync (it writes this
+// much and the new size); 1 MiB holds about 800 batches of SET with 50
+// clients at pipeline 1 (some 33 records of about 40 bytes each).
 const prezeroChunk = 1 << 20
+
+// minAhead is the least space prezero and reserve make ahead of the data.
+const minAhead = 64 << 10
+
+// aheadOf is how much space to make ahead of a file holding off bytes of
+// records: as much as it holds, between minAhead and limit. A file that
+// fills quickly soon gets whole chunks (from 64 KiB to 8 MiB takes seven
+// allocations), while a quiet server's file does not end in megabytes of
+// zeros that a listing or a backup of the directory would show (before,
+// the first write of an idle server under everysec made an 8 MiB file).
+func aheadOf(off, limit int64) int64 {
+	return min(max(off, minAhead), limit)
+}
 
 // zeroBlock is what prezero writes.
 var zeroBlock [64 << 10]byte
@@ -806,7 +819,7 @@ func (l *Log) prezero(n int) {
 		return
 	}
 	at := max(l.zeroed, need)
-	end := need + prezeroChunk
+	end := need + aheadOf(l.off, prezeroChunk)
 	for at < end {
 		m := min(int64(len(zeroBlock)), end-at)
 		w, err := l.f.WriteAt(zeroBlock[:m], at)
@@ -818,9 +831,9 @@ func (l *Log) prezero(n int) {
 	}
 }
 
-// reserveChunk is how much file space reserve allocates at a time: one
-// fallocate per 8 MiB, about nine a second at the ~70 MB/s of journal a
-// pipelined CL.THROTTLE load writes.
+// reserveChunk is how much file space reserve allocates at a time, at most
+// (see aheadOf): one fallocate per 8 MiB, about nine a second at the ~70
+// MB/s of journal a pipelined CL.THROTTLE load writes.
 const reserveChunk = 8 << 20
 
 // allocator is a log file that can allocate space ahead of its data
@@ -830,7 +843,8 @@ type allocator interface {
 }
 
 // reserve makes sure the next n bytes of the log land in space already
-// allocated to the file, allocating reserveChunk more when they would not.
+// allocated to the file, allocating up to reserveChunk more when they would
+// not.
 // Under everysec and no, where the writer writes tens of kilobytes at a
 // time. It fails quietly, as prezero does; where the file system cannot
 // allocate ahead at all it stops trying.
@@ -856,9 +870,10 @@ func (l *Log) reserve(n int) {
 		return
 	}
 	at := max(l.reserved, l.off)
-	switch err := a.Allocate(at, need-at+reserveChunk); {
+	ahead := aheadOf(l.off, reserveChunk)
+	switch err := a.Allocate(at, need-at+ahead); {
 	case err == nil:
-		l.reserved = need + reserveChunk
+		l.reserved = need + ahead
 	case errors.Is(err, errors.ErrUnsupported):
 		l.noReserve = true
 	}

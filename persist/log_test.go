@@ -118,6 +118,13 @@ func (f *memFile) get() (data, durable []byte, syncs int) {
 	return bytes.TrimRight(f.data, "\x00"), bytes.TrimRight(f.durable, "\x00"), f.syncs
 }
 
+// size is the file's current size, space allocated ahead included.
+func (f *memFile) size() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.data)
+}
+
 // raw returns what was written, zeros included.
 func (f *memFile) raw() (data, durable []byte) {
 	f.mu.Lock()
@@ -166,12 +173,36 @@ func TestLogWritesIntoSpaceAhead(t *testing.T) {
 		t.Run(p.String(), func(t *testing.T) {
 			f := &memFile{}
 			l := testLog(t, f, p)
-			var want []byte
+			chunk := reserveChunk
+			if p == FsyncAlways {
+				chunk = prezeroChunk
+			}
+			// Sync waits for the write under always only.
+			written := func(want []byte) {
+				require.Eventually(t, func() bool {
+					data, _ := f.raw()
+					return bytes.HasPrefix(data, want)
+				}, 10*time.Second, time.Millisecond)
+			}
+			// A quiet server's first record gets a little space ahead,
+			// not a whole chunk.
+			first := rec("SET", "k", "v")
+			require.NoError(t, l.Sync(l.Append(first)))
+			written(first)
+			ahead := f.size() - len(first)
+			require.Greater(t, ahead, 0, "space was made ahead of the records")
+			require.LessOrEqual(t, ahead, minAhead)
+			// Then as much as the file holds, up to a chunk.
+			want := first
 			big := bytes.Repeat([]byte("v"), 100<<10)
 			for i := 0; i < 100; i++ { // 10 MB: past a chunk of either kind
+				before := len(want)
 				r := rec("SET", fmt.Sprint("k", i), string(big))
 				want = append(want, r...)
 				require.NoError(t, l.Sync(l.Append(r)))
+				written(want)
+				ahead := f.size() - len(want)
+				require.LessOrEqual(t, ahead, min(max(before, minAhead), chunk), "after %d bytes", len(want))
 			}
 			require.NoError(t, l.Close())
 			data, durable := f.raw()
@@ -179,12 +210,8 @@ func TestLogWritesIntoSpaceAhead(t *testing.T) {
 			require.Equal(t, want, durable[:len(want)])
 			tail := durable[len(want):]
 			require.Equal(t, make([]byte, len(tail)), tail, "only zeros follow the records")
-			chunk := reserveChunk
-			if p == FsyncAlways {
-				chunk = prezeroChunk
-			}
-			ahead := f.peak - len(want)
-			require.Greater(t, ahead, 0, "space was made ahead of the records")
+			ahead = f.peak - len(want)
+			require.Greater(t, ahead, minAhead, "the space ahead grew with the file")
 			require.LessOrEqual(t, ahead, chunk)
 			end, err := recordsEnd(bytes.NewReader(durable), int64(len(durable)))
 			require.NoError(t, err)
