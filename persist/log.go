@@ -34,6 +34,18 @@ package persist
 // cleared. With always, Sync keeps waiting through the outage: no reply
 // leaves before its write is durable.
 //
+// The copy is complete under always and everysec: while an fsync runs,
+// writes from Sync's callers stop once it holds maxKept bytes, so that a
+// slow disk slows writers down instead of growing it. It is missing only
+// for bytes written under no (before a CONFIG SET to always or everysec).
+// An fsync that fails while it is missing leaves the file with records
+// that may be gone and cannot be written again, and a later fsync that
+// succeeds proves nothing (Linux reports a writeback error once). The log
+// then stays refusing writes, the records waiting under always get
+// ErrLost instead of a durable answer, and the manager rewrites the
+// append-only file from the keyspace, which holds them all; Rebased, once
+// the new base is named in the manifest, ends the state.
+//
 // For snapshots the log can also copy every appended record into a
 // Capture, and switch to a new file at an exact sequence number (Rotate);
 // see manager.go for how rewrites use both.
@@ -83,6 +95,11 @@ func (p Policy) String() string {
 
 // ErrClosed is returned by Sync once the log is closed.
 var ErrClosed = errors.New("persist: log closed")
+
+// ErrLost is returned by Sync under always for records a failed fsync may
+// have lost from the file (see the file comment): they are applied, but
+// not durable until a rewrite of the append-only file holds them.
+var ErrLost = errors.New("persist: a failed fsync may have lost these records from the append-only file; they are durable again once it is rewritten")
 
 // logFile is what a Log writes to: an *os.File, or a fault-injecting fake
 // in tests.
@@ -153,6 +170,8 @@ type Log struct {
 	err      error
 	captures []*Capture
 	rot      *rotation // requested, not yet taken by the writer
+	rotating bool      // a rotation was requested and has not switched yet
+	lost     bool      // records may be lost from the file until Rebased
 	closed   bool
 
 	// wmu is held by whoever runs cycle: the writer goroutine, or a Sync
@@ -308,7 +327,7 @@ func (l *Log) Sync(seq uint64) error {
 	} else {
 		l.riding++
 	}
-	for l.synced < seq && !l.closed {
+	for l.synced < seq && !l.closed && !l.lost {
 		l.kick()
 		l.cond.Wait()
 	}
@@ -317,10 +336,13 @@ func (l *Log) Sync(seq uint64) error {
 	} else {
 		l.riding--
 	}
-	if l.synced < seq {
-		return ErrClosed
+	switch {
+	case l.synced >= seq:
+		return nil
+	case l.lost:
+		return ErrLost
 	}
-	return nil
+	return ErrClosed
 }
 
 // Err returns the write or fsync error the log has not recovered from, or
@@ -330,6 +352,33 @@ func (l *Log) Err() error {
 		return *p
 	}
 	return nil
+}
+
+// Lost reports whether a failed fsync may have lost records from the file
+// that the log could not write again (see the file comment): only a
+// rewrite of the append-only file ends that state.
+func (l *Log) Lost() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
+// Rebased tells the log that a new base holding every record up to seq is
+// named in the manifest, so that what a failed fsync may have lost before
+// it no longer matters: records up to seq count as durable, and the log
+// accepts writes again once its next fsync succeeds.
+func (l *Log) Rebased(seq uint64) {
+	l.mu.Lock()
+	if l.lost {
+		l.lost = false
+		l.logger.Warn("the append-only file was rewritten; records lost by the failed fsync are in the new base")
+	}
+	if l.synced < seq && seq <= l.written {
+		l.synced = seq
+	}
+	l.cond.Broadcast()
+	l.mu.Unlock()
+	l.kick()
 }
 
 // Size returns the bytes of the current file, including records not yet
@@ -365,7 +414,9 @@ func (l *Log) writeNow() {
 		return
 	}
 	defer l.wmu.Unlock()
-	if l.ended || l.rotPending != nil || l.Err() != nil {
+	if l.ended || l.rotPending != nil || l.Err() != nil || len(l.unsynced) >= maxKept {
+		// With maxKept bytes written during an fsync in progress, the
+		// records wait in buf (and Sync, once buf is full, for the fsync).
 		return
 	}
 	l.cycle(false, false)
@@ -457,8 +508,10 @@ func (l *Log) Rotate(f logFile, name string, size int64, c *Capture) (last uint6
 	if l.closed {
 		return 0, nil, ErrClosed
 	}
-	if l.rot != nil {
-		return 0, nil, errors.New("persist: rotation already pending")
+	if l.rot != nil || l.rotating {
+		// One whose switch failed stays pending until the disk recovers;
+		// a second would wait behind it with nobody to tell it.
+		return 0, nil, errors.New("persist: the switch to the last rewrite's file is still pending (see the last write error)")
 	}
 	if c != nil {
 		l.dropCapture(c)
@@ -468,6 +521,7 @@ func (l *Log) Rotate(f logFile, name string, size int64, c *Capture) (last uint6
 	}
 	r := &rotation{f: f, name: name, size: size, off: len(l.buf), seq: l.seq, done: make(chan error, 1)}
 	l.rot = r
+	l.rotating = true
 	l.kick()
 	return r.seq, r.done, nil
 }
@@ -483,7 +537,15 @@ func (l *Log) Close() error {
 	l.mu.Unlock()
 	close(l.stop)
 	<-l.done
+	l.wmu.Lock()
+	if r := l.rotPending; r != nil {
+		notify(r.done, ErrClosed) // unless the final flush's error is there
+	}
+	l.wmu.Unlock()
 	l.mu.Lock()
+	if r := l.rot; r != nil {
+		notify(r.done, ErrClosed)
+	}
 	l.closed = true
 	err := l.err
 	records := l.seq
@@ -643,6 +705,7 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 		policy == FsyncEverysec && (now.Sub(l.lastSync) >= time.Second || len(l.unsynced) > syncEarly))
 	synced := false        // everything written is durable
 	durable := false       // the records up to syncedSeq are
+	lost := false          // this fsync failed with bytes the log cannot write again
 	syncedSeq := l.pendSeq // (pend is empty whenever err is nil)
 	if err == nil && needSync {
 		l.syncs.Add(1)
@@ -668,8 +731,8 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 				l.unsynced = l.unsynced[:0]
 			}
 			l.syncedOff = target
-			if cap(l.unsynced) > maxKept {
-				l.unsynced = nil
+			if cap(l.unsynced) > maxKept && len(l.unsynced) == 0 {
+				l.unsynced = nil // what remains is not yet durable: keep it
 			}
 			l.lastSync = now
 		} else {
@@ -679,6 +742,8 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 				l.pend = append(append([]byte(nil), l.unsynced...), l.pend...)
 				l.off = l.syncedOff
 				l.zeroed = l.off // the zeros may be gone too
+			} else {
+				lost = true // written under no: there is no copy
 			}
 			l.recycle()
 		}
@@ -701,7 +766,13 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 	if len(l.pend) == 0 && l.written < l.pendSeq {
 		l.written = l.pendSeq
 	}
-	if durable && l.synced < syncedSeq {
+	if lost {
+		l.lost = true
+	}
+	if le := (*lostError)(nil); err != nil && l.lost && !errors.As(err, &le) {
+		err = &lostError{err} // INFO and MISCONF say what ends it
+	}
+	if durable && !l.lost && l.synced < syncedSeq {
 		l.synced = syncedSeq
 		l.crowd = l.riding + l.joining
 	}
@@ -709,7 +780,7 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 		l.written = l.synced
 	}
 	recovered := false
-	if err == nil && l.err != nil && synced && len(l.pend) == 0 {
+	if err == nil && l.err != nil && synced && len(l.pend) == 0 && !l.lost {
 		l.err = nil
 		l.errp.Store(nil)
 		recovered = true
@@ -721,6 +792,7 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 	if switched {
 		l.size = rot.size + int64(len(l.buf))
 		l.file = rot.name
+		l.rotating = false
 	}
 	again = switched && len(l.buf) > 0
 	l.cond.Broadcast()
@@ -936,3 +1008,12 @@ type syncError struct{ err error }
 
 func (e *syncError) Error() string { return "fsync: " + e.err.Error() }
 func (e *syncError) Unwrap() error { return e.err }
+
+// lostError is a failed fsync after which records may be missing from the
+// file (see the file comment).
+type lostError struct{ err error }
+
+func (e *lostError) Error() string {
+	return e.err.Error() + " (records written under appendfsync no may be lost from the file; writes resume once the append-only file is rewritten, which starts by itself)"
+}
+func (e *lostError) Unwrap() error { return e.err }

@@ -376,7 +376,8 @@ func TestLogFailedFsyncRewritesWhatTheKernelDropped(t *testing.T) {
 
 // gateFile is a memFile whose fsyncs wait at a gate: entered receives once
 // per fsync begun, and each waits for a value on release (the error it
-// then fails with, or nil).
+// then fails with, or nil). A good fsync makes durable what was written
+// when it began: bytes written while it runs need another.
 type gateFile struct {
 	memFile
 	entered chan struct{}
@@ -384,14 +385,20 @@ type gateFile struct {
 }
 
 func (f *gateFile) Sync() error {
+	f.mu.Lock()
+	begun := bytes.Clone(f.data)
+	f.mu.Unlock()
 	f.entered <- struct{}{}
-	if err := <-f.release; err != nil {
-		f.mu.Lock()
+	err := <-f.release
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil {
 		f.data = bytes.Clone(f.durable) // the kernel dropped the dirty pages
-		f.mu.Unlock()
 		return err
 	}
-	return f.memFile.Sync()
+	f.durable = begun
+	f.syncs++
+	return nil
 }
 
 // With everysec, once writeInline bytes wait, Sync writes them itself, and
@@ -521,3 +528,114 @@ type discardFile struct{}
 func (discardFile) WriteAt(p []byte, off int64) (int, error) { return len(p), nil }
 func (discardFile) Sync() error                              { return nil }
 func (discardFile) Close() error                             { return nil }
+
+// Under no the log keeps no copy of what it writes. After a CONFIG SET to
+// always, an fsync that fails may have cost those bytes, and the log cannot
+// write them again; the next fsync succeeding proves nothing (Linux
+// reports a writeback error once). So the record waiting under always gets
+// ErrLost, not a durable answer; writes stay refused after the disk works
+// again, until a rewrite's new base holds the records (Rebased).
+func TestFailedFsyncWithoutACopyWaitsForARewrite(t *testing.T) {
+	f := &memFile{}
+	l := testLog(t, f, FsyncNo)
+	r1 := rec("SET", "a", "1")
+	require.NoError(t, l.Sync(l.Append(r1)))
+	require.Eventually(t, func() bool { d, _, _ := f.get(); return bytes.Equal(d, r1) }, 5*time.Second, time.Millisecond)
+	l.SetPolicy(FsyncAlways)
+	f.set(func(f *memFile) { f.failSync = syscall.EIO })
+	seq := l.Append(rec("SET", "b", "2"))
+	done := make(chan error, 1)
+	go func() { done <- l.Sync(seq) }()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, ErrLost)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Sync under always neither returned nor failed")
+	}
+	require.True(t, l.Lost())
+	require.ErrorIs(t, l.Err(), syscall.EIO)
+	require.Contains(t, l.Err().Error(), "rewritten")
+
+	f.set(func(f *memFile) { f.failSync = nil })
+	_, _, syncs := f.get()
+	require.Eventually(t, func() bool { _, _, n := f.get(); return n > syncs }, 5*time.Second, time.Millisecond,
+		"the writer retries its fsync")
+	require.Error(t, l.Err(), "a good fsync after the failed one does not end the state")
+	require.ErrorIs(t, l.Sync(seq), ErrLost)
+
+	l.Rebased(seq)
+	require.False(t, l.Lost())
+	require.NoError(t, l.Sync(seq), "the new base holds it")
+	require.Eventually(t, func() bool { return l.Err() == nil }, 5*time.Second, time.Millisecond,
+		"writes are accepted again after the rewrite")
+	r3 := rec("SET", "c", "3")
+	require.NoError(t, l.Sync(l.Append(r3)))
+	_, durable, _ := f.get()
+	require.True(t, bytes.HasSuffix(durable, r3))
+}
+
+// While an everysec fsync runs, Sync's callers write inline, but only until
+// the copy kept for a retry holds maxKept bytes: then records wait in the
+// buffer. And the copy of bytes written during a good fsync is kept (it
+// was dropped once it passed maxKept), so that a failed fsync after it
+// still writes them again: nothing acknowledged is lost.
+func TestSlowFsyncKeepsWhatWasWrittenDuringIt(t *testing.T) {
+	f := &gateFile{entered: make(chan struct{}), release: make(chan error)}
+	l := openLog(f, "gate", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+	want := rec("SET", "first", "1")
+	require.NoError(t, l.Sync(l.Append(want)))
+	select {
+	case <-f.entered: // the everysec fsync, held open
+	case <-time.After(5 * time.Second):
+		t.Fatal("no fsync within 5 s under everysec")
+	}
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	for i := 0; len(want) < maxKept+8<<20; i++ {
+		r := rec("SET", fmt.Sprint("k", i), string(big))
+		want = append(want, r...)
+		require.NoError(t, l.Sync(l.Append(r)))
+	}
+	written, _, _ := f.get()
+	require.LessOrEqual(t, len(written), maxKept+2<<20, "inline writes stop at maxKept during an fsync")
+	f.release <- nil         // covers "first" only
+	<-f.entered              // the next, early (more than syncEarly waits)
+	f.release <- syscall.EIO // the kernel drops the dirty pages
+	go func() {              // the retry, a second later, and the final flush's
+		for range f.entered {
+			f.release <- nil
+		}
+	}()
+	require.NoError(t, l.Close())
+	close(f.entered)
+	_, durable, _ := f.get()
+	require.Equal(t, len(want), len(durable))
+	require.True(t, bytes.Equal(want, durable))
+}
+
+// A rewrite whose switch failed leaves its rotation pending until the disk
+// recovers; a second Rotate meanwhile is refused (it would wait behind the
+// first with nobody to tell it), and Close tells a pending one it ended.
+func TestRotateRefusedWhileASwitchIsPending(t *testing.T) {
+	f := &memFile{failWrite: syscall.EIO}
+	l := openLog(f, "one", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+	l.Append(rec("SET", "a", "1"))
+	_, done, err := l.Rotate(&memFile{}, "two", 0, nil)
+	require.NoError(t, err)
+	require.ErrorIs(t, <-done, syscall.EIO)
+	l.Append(rec("SET", "b", "2"))
+	_, _, err = l.Rotate(&memFile{}, "three", 0, nil)
+	require.ErrorContains(t, err, "still pending")
+	closed := make(chan error, 1)
+	go func() { closed <- l.Close() }()
+	select {
+	case err := <-closed:
+		require.ErrorIs(t, err, syscall.EIO)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hung")
+	}
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatal("the pending rotation was not told the log closed")
+	}
+}

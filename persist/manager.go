@@ -545,11 +545,18 @@ func (m *Manager) cron(now time.Time) {
 			return
 		}
 	}
-	if m.log == nil || m.saving {
+	if m.log == nil || m.saving || now.Sub(m.rewriteFailedAt) < rewriteRetry {
+		return
+	}
+	if m.log.Lost() {
+		// Only a new base repairs a file a failed fsync may have lost
+		// records from (see log.go); the keyspace still holds them.
+		m.logger.Warn("rewriting the append-only file: a failed fsync may have lost records from it")
+		m.startRewriteLocked()
 		return
 	}
 	perc := m.cfg.Int("auto-aof-rewrite-percentage")
-	if perc <= 0 || now.Sub(m.rewriteFailedAt) < rewriteRetry {
+	if perc <= 0 {
 		return
 	}
 	cur, base := m.aofSize(), max(m.rewriteBaseSize, 1)
@@ -920,7 +927,7 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 		return undo(err)
 	}
 	t1 := time.Now()
-	_, done, err := m.log.Rotate(wrapped(f), incrName, 0, c)
+	last, done, err := m.log.Rotate(wrapped(f), incrName, 0, c)
 	if err != nil {
 		return undo(err)
 	}
@@ -937,7 +944,11 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 	}
 	m.logger.Debug("append-only file rewrite: base captured, log switched",
 		"capture", t1.Sub(t0), "switch", t2.Sub(t1), "tail", time.Since(t2), "tail_bytes", len(c.data))
-	return m.finishRewrite(w, old, baseName, incrName, seq)
+	if err := m.finishRewrite(w, old, baseName, incrName, seq); err != nil {
+		return err
+	}
+	m.log.Rebased(last)
+	return nil
 }
 
 // newIncr creates the incremental file name and writes a manifest naming

@@ -18,8 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// serve wires a store, the persistence in dir and a server as main does,
-// and returns a client and a stop function.
+// serve wires a store, the persistence in dir and a server as main does
+// (CONFIG SET appendfsync, the background jobs), and returns a client and
+// a stop function.
 func serve(t *testing.T, dir string, conf ...string) (*redis.Client, func()) {
 	t.Helper()
 	cfg := config.New()
@@ -34,6 +35,12 @@ func serve(t *testing.T, dir string, conf ...string) (*redis.Client, func()) {
 	require.NoError(t, err)
 	srv.SetJournal(mgr.Journal())
 	srv.SetPersistence(mgr)
+	cfg.OnChange = func(name, value string) { // as main does
+		if name == "appendfsync" {
+			mgr.SetFsync(value)
+		}
+	}
+	mgr.Start()
 	require.NoError(t, srv.Listen())
 	go srv.Serve()
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr().String(), MaxRetries: -1, ReadTimeout: 20 * time.Second})
@@ -150,4 +157,40 @@ func TestInfoPersistence(t *testing.T) {
 	require.Equal(t, "ok", info["aof_last_bgrewrite_status"])
 	require.Equal(t, info["aof_base_size"], info["aof_current_size"])
 	require.Equal(t, info["rdb_last_save_time"], strconv.FormatInt(c.LastSave(ctx).Val(), 10))
+}
+
+// TestFsyncFailureAfterNoIsRepairedByARewrite: bytes written under
+// appendfsync no have no copy to write again, so when the fsync that a
+// CONFIG SET to always starts fails, they may be lost from the file for
+// good. Writes stay refused after the disk works again, until the manager,
+// by itself, has rewritten the log from the keyspace; then everything
+// resumes and survives a restart. (The write waiting for such an fsync gets
+// no reply: TestFailedFsyncWithoutACopyWaitsForARewrite and
+// resp.TestNoReplyWhenTheJournalCannotSync.)
+func TestFsyncFailureAfterNoIsRepairedByARewrite(t *testing.T) {
+	ctx := context.Background()
+	faults, undo := persist.InjectFaults()
+	defer undo()
+	dir := t.TempDir()
+	c, stop := serve(t, dir, "appendfsync", "no")
+	require.NoError(t, c.Set(ctx, "a", "1", 0).Err())
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_buffer_length"] == "0" },
+		10*time.Second, time.Millisecond, "the writer took the record under no")
+	faults.FailSyncs(syscall.EIO)
+	require.NoError(t, c.ConfigSet(ctx, "appendfsync", "always").Err())
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
+		10*time.Second, time.Millisecond)
+	require.Contains(t, infoPersistence(t, c)["aof_last_write_error"], "rewritten")
+	require.ErrorContains(t, c.Set(ctx, "b", "2", 0).Err(), "MISCONF")
+	faults.FailSyncs(nil)
+	require.Eventually(t, func() bool { return c.Set(ctx, "b", "2", 0).Err() == nil }, 20*time.Second, 10*time.Millisecond,
+		"writes resume once the rewrite is done")
+	info := infoPersistence(t, c)
+	require.Equal(t, "ok", info["aof_last_write_status"])
+	require.NotEqual(t, "0", info["aof_rewrites"], "the recovery went through a rewrite")
+	stop()
+	c, _ = serve(t, dir)
+	for k, v := range map[string]string{"a": "1", "b": "2"} {
+		require.Equal(t, v, c.Get(ctx, k).Val(), k)
+	}
 }

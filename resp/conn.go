@@ -294,7 +294,9 @@ func (c *Conn) flush() error {
 	if len(c.out) == 0 {
 		return nil
 	}
-	c.syncJournal()
+	if err := c.syncJournal(); err != nil {
+		return err
+	}
 	if c.loop != nil {
 		return c.writeSome() // what the socket does not take now, the loop writes later
 	}
@@ -305,14 +307,25 @@ func (c *Conn) flush() error {
 }
 
 // syncJournal waits until this connection's writes are as durable as
-// appendfsync demands: replies must not leave before.
-func (c *Conn) syncJournal() {
-	if c.journalSeq != 0 {
-		if err := c.srv.journal.Sync(c.journalSeq); err != nil {
-			c.srv.log.Error("journal sync failed", "err", err)
-		}
-		c.journalSeq = 0
+// appendfsync demands: replies must not leave before. When that cannot be
+// done (the log closed under always while the disk failed, or a failed
+// fsync lost the records: persist.ErrLost) the replies are dropped and the
+// error returned, and the caller closes the connection: the client sees
+// the outcome of its writes as unknown, never as a success that a crash
+// could undo.
+func (c *Conn) syncJournal() error {
+	if c.journalSeq == 0 {
+		return nil
 	}
+	err := c.srv.journal.Sync(c.journalSeq)
+	c.journalSeq = 0
+	if err != nil {
+		c.srv.log.Error("journal sync failed; closing the client without the replies to its writes",
+			"id", c.id, "addr", c.addr, "err", err)
+		c.resetOut()
+		c.closeAfter = true
+	}
+	return err
 }
 
 // resetOut empties the reply buffer once it has been written, dropping it

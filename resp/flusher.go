@@ -140,7 +140,9 @@ func (c *Conn) flushRound() error {
 	if w == nil || !c.srv.batchReplies.Load() {
 		return c.flush()
 	}
-	c.syncJournal()
+	if err := c.syncJournal(); err != nil {
+		return err
+	}
 	if !w.enqueue(c) {
 		return c.flush()
 	}

@@ -38,6 +38,12 @@ type testServer struct {
 // time) and optional config as name, value pairs. It stops with the test.
 func newTestServer(t testing.TB, conf ...string) *testServer {
 	t.Helper()
+	return newJournaledServer(t, nil, conf...)
+}
+
+// newJournaledServer is newTestServer with journal j (if not nil).
+func newJournaledServer(t testing.TB, j Journal, conf ...string) *testServer {
+	t.Helper()
 	cfg := config.New()
 	require.NoError(t, cfg.Set("port", "0"))
 	require.NoError(t, cfg.Set("bind", "127.0.0.1"))
@@ -49,6 +55,9 @@ func newTestServer(t testing.TB, conf ...string) *testServer {
 	store := shards.New(shards.Options{Shards: 8, Now: clock.Now})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := New(store, cfg, log)
+	if j != nil {
+		srv.SetJournal(j)
+	}
 	require.NoError(t, srv.Listen())
 	go srv.Serve()
 	t.Cleanup(func() {

@@ -473,20 +473,27 @@ func (l *eventLoop) runTurn() {
 		if !c.runBuffered() {
 			c.closeAfter = true
 		}
-		if c.journalSeq > seq {
-			seq = c.journalSeq
-		}
-		c.journalSeq = 0
+		seq = max(seq, c.journalSeq)
 	}
+	var failed error
 	if seq != 0 {
-		if err := l.srv.journal.Sync(seq); err != nil {
-			l.srv.log.Error("journal sync failed", "err", err)
-		}
+		failed = l.srv.journal.Sync(seq)
 	}
 	for i, c := range l.turn {
 		l.turn[i] = nil
 		c.inTurn = false
+		held := c.journalSeq != 0
+		c.journalSeq = 0
 		if c.fd < 0 {
+			continue
+		}
+		if failed != nil && held {
+			// As syncJournal: no reply to writes that are not as
+			// durable as appendfsync demands.
+			l.srv.log.Error("journal sync failed; closing the client without the replies to its writes",
+				"id", c.id, "addr", c.addr, "err", failed)
+			c.resetOut()
+			l.drop(c)
 			continue
 		}
 		if len(c.out) > 0 && !c.waitOut && !l.writeOut(c) {
