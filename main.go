@@ -76,7 +76,6 @@ func run(args []string) int {
 	}
 
 	store := shards.New(shards.Options{Shards: int(cfg.Int("shards"))})
-	store.StartExpiry()
 	defer store.Close()
 	stopRelease := make(chan struct{})
 	defer close(stopRelease)
@@ -89,6 +88,10 @@ func run(args []string) int {
 		return 1
 	}
 	mgr = m
+	// Only now: while the log replays, no key counts as expired (a later
+	// record may extend its deadline); persist.Open purged the ones whose
+	// deadline has passed.
+	store.StartExpiry()
 	if j := mgr.Journal(); j != nil {
 		srv.SetJournal(j)
 	}

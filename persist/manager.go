@@ -188,6 +188,7 @@ func Open(opts Options) (*Manager, error) {
 		}
 		return nil, err
 	}
+	m.purgeExpired()
 	m.store.ResetDirty()
 	m.logger.Info("data loaded", "snapshot_keys", m.loadedKeys, "expired_skipped", m.loadedExpired,
 		"log_records", m.replayed, "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()),
@@ -219,6 +220,7 @@ func (m *Manager) openAOF() error {
 			}
 		}
 		m.removeStale()
+		m.purgeExpired()
 		// Create the log: a base holding what was loaded, and an empty
 		// incremental file.
 		if err := m.rewrite(m.ctx); err != nil {
@@ -242,6 +244,14 @@ func (m *Manager) openAOF() error {
 	m.log = openLog(wrapped(f), last, st.Size(), policy, m.logger)
 	m.rewriteBaseSize = m.aofSize()
 	return nil
+}
+
+// purgeExpired deletes the loaded keys whose deadline has passed. Loading
+// keeps them until the end, because a later record may extend or remove a
+// deadline (see resp.Replay); deleting them before the server answers
+// anyone is what keeps them from being resurrected.
+func (m *Manager) purgeExpired() {
+	m.loadedExpired += int64(m.store.PurgeExpired(m.store.Now() / 1e6))
 }
 
 func (m *Manager) manifestPath() string {
@@ -331,16 +341,14 @@ func (m *Manager) loadSnapshotFile(path string) error {
 		return err
 	}
 	store := m.store
-	nowMs := store.Now() / 1e6
 	h := snapshotHandler{
+		// Keys whose deadline has passed are loaded too: a record after
+		// the snapshot may have extended or removed it (see resp.Replay).
+		// purgeExpired deletes the rest once everything is loaded.
 		key: func(key []byte, exp int64, v *shards.Value) error {
-			if exp != 0 && exp <= nowMs {
-				m.loadedExpired++
-				return nil
-			}
 			i := store.ShardIndex(key)
 			store.Lock(i)
-			store.Restore(key, v, exp, nowMs)
+			store.Restore(key, v, exp, 0)
 			store.Unlock(i)
 			m.loadedKeys++
 			return nil

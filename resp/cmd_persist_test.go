@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"log/slog"
@@ -189,6 +190,51 @@ func TestPersistFlushallAndExpiryWhileDown(t *testing.T) {
 	keys, err := ps.client(t, 2).Keys(ctx, "*").Result()
 	require.NoError(t, err)
 	require.Equal(t, []string{"long"}, keys)
+}
+
+// A deadline extended (EXPIRE) or removed (PERSIST) before it passed holds
+// after a restart that comes after the first deadline, whether the first
+// one is in the log or in the base of a rewrite. Replaying on the real
+// clock, the first record left the key expired and the second found none.
+// Keys whose deadline did pass stay gone, and INFO counts them.
+func TestDeadlineChangedBeforeItPassedSurvivesARestart(t *testing.T) {
+	for _, rewrite := range []bool{false, true} {
+		t.Run(fmt.Sprint("first deadline in the base: ", rewrite), func(t *testing.T) {
+			dir := t.TempDir()
+			clock := newFakeClock()
+			ps := startPersistServer(t, dir, clock)
+			c := ps.client(t, 2)
+			require.NoError(t, c.Set(ctx, "extended", "v", time.Second).Err())
+			require.NoError(t, c.Set(ctx, "persisted", "v", time.Second).Err())
+			require.NoError(t, c.Do(ctx, "CL.THROTTLE", "rl", "0", "1", "2").Err())
+			require.NoError(t, c.ZAdd(ctx, "log", redis.Z{Score: 1, Member: "a"}).Err())
+			require.NoError(t, c.PExpire(ctx, "log", time.Second).Err())
+			require.NoError(t, c.Set(ctx, "gone", "v", time.Second).Err())
+			if rewrite {
+				require.NoError(t, c.BgRewriteAOF(ctx).Err())
+				require.Eventually(t, func() bool {
+					return c.Info(ctx, "persistence").Val() != "" && !strings.Contains(c.Info(ctx, "persistence").Val(), "aof_rewrite_in_progress:1")
+				}, 5*time.Second, time.Millisecond)
+			}
+			require.NoError(t, c.Expire(ctx, "extended", time.Hour).Err())
+			require.NoError(t, c.Persist(ctx, "persisted").Err())
+			require.NoError(t, c.Expire(ctx, "rl", time.Hour).Err())
+			require.NoError(t, c.ZAdd(ctx, "log", redis.Z{Score: 2, Member: "b"}).Err())
+			require.NoError(t, c.Expire(ctx, "log", time.Hour).Err())
+			ps.stop()
+			clock.Advance(3 * time.Second) // every first deadline has passed
+			ps = startPersistServer(t, dir, clock)
+			c = ps.client(t, 2)
+			keys, err := c.Keys(ctx, "*").Result()
+			require.NoError(t, err)
+			require.ElementsMatch(t, []string{"extended", "persisted", "rl", "log"}, keys)
+			require.Equal(t, int64(4), c.DBSize(ctx).Val(), "the expired key was deleted, not only hidden")
+			require.InDelta(t, time.Hour.Seconds(), c.TTL(ctx, "extended").Val().Seconds(), 5)
+			require.Equal(t, time.Duration(-1), c.TTL(ctx, "persisted").Val())
+			require.Equal(t, []string{"a", "b"}, c.ZRange(ctx, "log", 0, -1).Val())
+			require.Contains(t, c.Info(ctx, "persistence").Val(), "rdb_last_load_keys_expired:1\r\n")
+		})
+	}
 }
 
 func TestDumpRestore(t *testing.T) {

@@ -440,6 +440,9 @@ func (nc *nameCache) put(name []byte, cmd *Command) {
 func (c *Conn) call(cmd *Command, args [][]byte) {
 	if !c.inExec {
 		c.now = c.srv.store.Now()
+		if c.replaying {
+			c.now = 0 // see Replay: no key is expired while the log loads
+		}
 		c.nowMs = c.now / 1e6
 		c.settle(c.now)
 		c.timing, c.timingStart = cmd, c.now

@@ -12,10 +12,19 @@ import (
 // verbatim deterministic commands); they run through the same command
 // table and dispatcher path (locking, handlers) as live traffic, on an
 // internal connection that has no socket, is authenticated, speaks RESP2
-// and journals nothing. Its clock is the store's, read per record, so a
-// deadline that passed while the server was down is already past: the
-// keys it guarded are not resurrected. Every record must succeed: an error
-// reply means the log and the command table disagree, and loading stops.
+// and journals nothing. Every record must succeed: an error reply means
+// the log and the command table disagree, and loading stops.
+//
+// Its clock stands at zero, before every deadline: no key counts as
+// expired while the log replays, as Redis expires nothing while it loads.
+// A deadline that passed while the server was down may have been extended
+// or removed by a later record (SET k v PX 1000, then EXPIRE k 3600, or
+// PERSIST k): replayed on the real clock, the first record left the key
+// expired, the second found no key, and the key was lost. Records carry
+// absolute times (PXAT, PEXPIREAT, ABSTTL), so nothing else reads the
+// clock. The loader deletes the keys whose deadline has passed once the
+// whole log is replayed (shards.Store.PurgeExpired), before any client
+// connects: they are not resurrected.
 
 // Replay runs the records next returns, in order, until next returns
 // io.EOF, and returns how many ran. An error from next is returned as is;

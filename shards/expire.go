@@ -151,6 +151,35 @@ func (s *Store) expireBatchLocked(sh *Shard, nowMs int64) (steps, sampled, expir
 	return steps, sampled, expired
 }
 
+// PurgeExpired deletes every key whose deadline is at or before nowMs and
+// returns how many, visiting every entry of every shard. It is for the end
+// of loading, before clients connect: while the log replays no key counts
+// as expired (a later record may extend or remove its deadline), so the
+// keys whose deadline passed while the server was down are deleted here.
+// They are not counted as expired_keys, as Redis does not count the keys
+// it skips while loading.
+func (s *Store) PurgeExpired(nowMs int64) int {
+	total := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for id := uint32(0); sh.volatile > 0 && id < sh.nextID; id++ {
+			if e := sh.entry(id); e.used() && e.expireAt != 0 && e.expireAt <= nowMs {
+				sh.removeEntry(sh.keyOf(e), e, -1)
+				total++
+			}
+		}
+		if sh.sparse() {
+			before := sh.storageBytes()
+			sh.compact()
+			sh.expireNext = 0
+			sh.dropped.Add(before - sh.storageBytes())
+		}
+		sh.mu.Unlock()
+	}
+	return total
+}
+
 // SetYield makes the active expiry call fn after every expireSlice of work
 // (nil: runtime.Gosched after every batch). A server whose connections
 // wait in event loops of its own sets a function that returns once each

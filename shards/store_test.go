@@ -108,6 +108,37 @@ func TestLazyExpiry(t *testing.T) {
 	require.Equal(t, int64(0), e.ExpireAt())
 }
 
+// PurgeExpired deletes, in one call, exactly the keys whose deadline is at
+// or before the given time, in every shard, and counts them apart from the
+// active expiry's expired_keys.
+func TestPurgeExpired(t *testing.T) {
+	s, clk := newStore(t, 8)
+	now := clk.ms()
+	s.LockAll()
+	for i := 0; i < 30000; i++ {
+		k := []byte(fmt.Sprintf("key:%d", i))
+		e, _ := s.Put(k, now)
+		s.SetInt(e, int64(i))
+		switch i % 3 {
+		case 0:
+			s.SetExpire(k, e, now-1) // passed
+		case 1:
+			s.SetExpire(k, e, now) // passes at now
+		}
+	}
+	s.UnlockAll()
+	require.Equal(t, 20000, s.PurgeExpired(now))
+	require.Zero(t, s.PurgeExpired(now))
+	s.LockAll()
+	defer s.UnlockAll()
+	require.Equal(t, 10000, s.Len())
+	require.Equal(t, 0, s.Expires())
+	require.Zero(t, s.Stats().ExpiredKeys)
+	for i := 2; i < 30000; i += 3 {
+		require.NotNil(t, s.Lookup([]byte(fmt.Sprintf("key:%d", i)), now), i)
+	}
+}
+
 func TestActiveExpiry(t *testing.T) {
 	s, clk := newStore(t, 8)
 	s.LockAll()
