@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -781,5 +782,69 @@ func TestRecordsEnd(t *testing.T) {
 		end, err := recordsEnd(bytes.NewReader(buf), int64(len(buf)))
 		require.NoError(t, err)
 		require.Equal(t, int64(tc.data), end, "%d bytes, then %d zeros", tc.data, tc.zeros)
+	}
+}
+
+// The save rules start no BGSAVE while a SAVE runs: both would write the
+// dump's temporary file at once.
+func TestSaveRulesWaitForASave(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "appendonly", "no", "save", "1 1")
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	for i := 0; i < 100; i++ {
+		f.exec(t, "SET", fmt.Sprint("k", i), "v")
+	}
+	last := f.st.NumShards() - 1
+	f.st.Lock(last) // SAVE's capture waits before the last shard
+	saved := make(chan error, 1)
+	go func() { saved <- f.m.Save() }()
+	require.Eventually(t, func() bool { f.m.mu.Lock(); defer f.m.mu.Unlock(); return f.m.saving }, 5*time.Second, time.Millisecond)
+	f.m.cron(time.Now().Add(time.Hour)) // the rule "1 1" is met
+	require.False(t, f.m.Stats().BgsaveInProgress, "a save rule started a BGSAVE during SAVE")
+	f.st.Unlock(last)
+	require.NoError(t, <-saved)
+	fh, err := os.Open(f.m.dumpPath)
+	require.NoError(t, err)
+	defer fh.Close()
+	st, err := fh.Stat()
+	require.NoError(t, err)
+	_, err = loadSnapshot(fh, f.m.dumpPath, st.Size(), snapshotHandler{})
+	require.NoError(t, err)
+}
+
+// When the directory's fsync fails after a manifest's rename, the new
+// manifest is in place, though a crash may bring back the old one: the
+// rewrite fails, but keeps every file either names. It removed the files
+// the manifest on disk named (the new base, or the new incremental file),
+// and the next start lost data or refused to start.
+func TestManifestDirSyncFailureKeepsEveryFile(t *testing.T) {
+	for call, step := range []string{"next incremental file", "final manifest"} {
+		t.Run(step, func(t *testing.T) {
+			cfg := testConfig(t, t.TempDir())
+			f := newFakeServer(newClock())
+			require.NoError(t, f.open(t, cfg))
+			f.exec(t, "SET", "a", "1")
+			f.exec(t, "APPEND", "a", "2")
+			calls := 0
+			orig := manifestDirSync
+			manifestDirSync = func(dir string) error {
+				calls++
+				if calls == call+1 {
+					return syscall.EIO
+				}
+				return orig(dir)
+			}
+			err := f.m.rewrite(f.m.ctx)
+			manifestDirSync = orig
+			require.ErrorIs(t, err, syscall.EIO)
+			f.exec(t, "APPEND", "a", "3")
+			require.Equal(t, map[string]string{"a": `"123"@0`}, f.contents())
+			g := restart(t, f, cfg)
+			require.Equal(t, map[string]string{"a": `"123"@0`}, g.contents())
+			require.NoError(t, g.m.rewrite(g.m.ctx), "the next rewrite succeeds")
+			g.exec(t, "APPEND", "a", "4")
+			h := restart(t, g, cfg)
+			require.Equal(t, map[string]string{"a": `"1234"@0`}, h.contents())
+		})
 	}
 }

@@ -132,7 +132,26 @@ func readManifest(path string) (m manifest, ok bool, err error) {
 	return m, true, nil
 }
 
-// writeManifest replaces the manifest at path durably.
+// manifestDirSync makes a manifest's rename durable; a test replaces it
+// to make that fail.
+var manifestDirSync = syncDir
+
+// renamedError is writeManifest's error when only the directory's fsync
+// failed: the new manifest is in place, but a crash may still bring the
+// old one back, so a caller must keep every file that either names.
+type renamedError struct{ err error }
+
+func (e *renamedError) Error() string { return e.err.Error() }
+func (e *renamedError) Unwrap() error { return e.err }
+
+// manifestRenamed reports whether err is a renamedError.
+func manifestRenamed(err error) bool {
+	var r *renamedError
+	return errors.As(err, &r)
+}
+
+// writeManifest replaces the manifest at path durably. See renamedError
+// for the one failure after which the new manifest is in place.
 func writeManifest(path string, m *manifest) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -150,7 +169,9 @@ func writeManifest(path string, m *manifest) error {
 		err = os.Rename(tmp, path)
 	}
 	if err == nil {
-		err = syncDir(filepath.Dir(path))
+		if err = manifestDirSync(filepath.Dir(path)); err != nil {
+			return &renamedError{fmt.Errorf("writing manifest %s: %w", path, err)}
+		}
 	}
 	if err != nil {
 		os.Remove(tmp)
