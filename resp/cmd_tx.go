@@ -39,6 +39,16 @@ type txState struct {
 	held   []int    // shards EXEC locks (reused)
 }
 
+// writes reports whether a queued command writes.
+func (tx *txState) writes() bool {
+	for _, cmd := range tx.cmds {
+		if cmd.Flags&FlagWrite != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // reset empties the queue, keeping its buffers.
 func (tx *txState) reset() {
 	tx.active, tx.failed = false, false
@@ -109,6 +119,17 @@ func cmdExec(c *Conn, args [][]byte) {
 		c.unwatchAll()
 		c.WriteError(errExecAbort)
 		return
+	}
+	// A transaction runs whole or not at all: the log's write error is
+	// checked once, here, not before each queued write (an error that
+	// came up halfway ran the first half), and refuses the whole of it,
+	// as Redis does.
+	if j := c.srv.journal; j != nil && tx.writes() {
+		if err := j.Err(); err != nil {
+			c.unwatchAll()
+			c.WriteError(errExecAbortBecause + sprintf(errReadOnlyDisk, err.Error()))
+			return
+		}
 	}
 	// Slice the queued arguments out of the buffer (it no longer grows).
 	tx.args = tx.args[:0]

@@ -453,7 +453,7 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 	}
 	c.cmdFailed = false
 	journal := c.srv.journal != nil && cmd.Flags&FlagWrite != 0 && !c.replaying
-	if journal {
+	if journal && !c.inExec { // EXEC checks once for all its commands
 		if err := c.srv.journal.Err(); err != nil {
 			c.WriteError(sprintf(errReadOnlyDisk, err.Error()))
 			cmd.rejected.Add(1)

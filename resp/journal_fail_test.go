@@ -39,3 +39,52 @@ func TestNoReplyWhenTheJournalCannotSync(t *testing.T) {
 		})
 	}
 }
+
+// flakyJournal's Err reports err once set, and sets it after the first
+// record when failAfterFirst is set (the writer failing halfway through a
+// transaction).
+type flakyJournal struct {
+	n              atomic.Uint64
+	failAfterFirst atomic.Bool
+	err            atomic.Pointer[error]
+}
+
+func (j *flakyJournal) Append([]byte) uint64 {
+	if j.failAfterFirst.Load() {
+		err := errors.New("input/output error")
+		j.err.Store(&err)
+	}
+	return j.n.Add(1)
+}
+func (j *flakyJournal) Sync(uint64) error { return nil }
+func (j *flakyJournal) Err() error {
+	if p := j.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// A transaction runs whole or not at all under a log write error: EXEC
+// refuses all of it when the error is there before, and runs all of it
+// when the error comes up halfway (it ran the first half and refused the
+// rest before).
+func TestExecUnderALogWriteError(t *testing.T) {
+	j := &flakyJournal{}
+	ts := newJournaledServer(t, j)
+	r := ts.raw(t)
+	j.failAfterFirst.Store(true)
+	require.Equal(t, "+OK\r\n", r.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", r.do("SET", "a", "1"))
+	require.Equal(t, "+QUEUED\r\n", r.do("SET", "b", "2"))
+	require.Equal(t, "*2\r\n+OK\r\n+OK\r\n", r.do("EXEC"))
+	require.Equal(t, "$1\r\n2\r\n", r.do("GET", "b"))
+
+	require.Equal(t, "+OK\r\n", r.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", r.do("SET", "c", "3"))
+	require.Equal(t, "+QUEUED\r\n", r.do("GET", "a"))
+	require.Equal(t, "-EXECABORT Transaction discarded because of: MISCONF Errors writing to the AOF file: input/output error\r\n", r.do("EXEC"))
+	require.Equal(t, "$-1\r\n", r.do("GET", "c"))
+	require.Equal(t, "+OK\r\n", r.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", r.do("GET", "a"))
+	require.Equal(t, "*1\r\n$1\r\n1\r\n", r.do("EXEC"), "a read-only transaction runs")
+}
