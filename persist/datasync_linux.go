@@ -283,17 +283,35 @@ func (r *uring) fsync(fd int, dataOnly bool) error {
 		if ch == nil {
 			return plainSync(fd, dataOnly)
 		}
-		switch res := <-ch; {
-		case res == failed:
-			return plainSync(fd, dataOnly)
-		case res == -int32(syscall.EINTR) || res == -int32(syscall.EAGAIN):
-			continue
-		case res < 0:
-			return syscall.Errno(-res)
-		default:
-			return nil
+		if again, err := fsyncResult(<-ch); !again {
+			return err
 		}
 	}
+}
+
+// errRingBroke is an fsync's result when the ring broke while it was in
+// flight.
+var errRingBroke = errors.New("io_uring failed with an fsync in flight; its outcome is unknown")
+
+// fsyncResult turns an fsync's completion into its error, or into again
+// when it is to be submitted again.
+//
+// When the ring broke under it, the fsync may still have run and failed
+// unseen, and Linux reports a writeback error once per open file: an
+// fsync of the same file after it would succeed although the data never
+// reached the disk. So the outcome counts as a failure, as one reported by
+// the disk would: the log writes what it wrote since its last good fsync
+// again and retries (with the plain system call, the ring being gone).
+func fsyncResult(res int32) (again bool, err error) {
+	switch {
+	case res == failed:
+		return false, errRingBroke
+	case res == -int32(syscall.EINTR) || res == -int32(syscall.EAGAIN):
+		return true, nil
+	case res < 0:
+		return false, syscall.Errno(-res)
+	}
+	return false, nil
 }
 
 // unlink removes path (unlinkat(AT_FDCWD, path, 0)) in a kernel worker
@@ -385,9 +403,9 @@ func (r *uring) reap() {
 	}
 }
 
-// failLocked gives the ring up: every waiter falls back to the plain
-// system call (an fsync the ring still runs only syncs twice). Requires
-// r.mu held.
+// failLocked gives the ring up: from now on the plain system calls do the
+// work; the operations in flight get failed (see fsyncResult and unlink).
+// Requires r.mu held.
 func (r *uring) failLocked() {
 	r.broken = true
 	for id, ch := range r.waiting {

@@ -125,3 +125,25 @@ func TestRemoveFileDeletesAndReportsErrors(t *testing.T) {
 		require.ErrorIs(t, err, os.ErrNotExist)
 	})
 }
+
+// An fsync's completion: an fsync in flight when the ring broke counts as
+// failed, since it may have failed unseen (and a second fsync of the file
+// would then succeed).
+func TestFsyncResult(t *testing.T) {
+	for _, c := range []struct {
+		res   int32
+		err   error
+		again bool
+	}{
+		{0, nil, false},
+		{-int32(syscall.EIO), syscall.EIO, false},
+		{-int32(syscall.ENOSPC), syscall.ENOSPC, false},
+		{-int32(syscall.EINTR), nil, true},
+		{-int32(syscall.EAGAIN), nil, true},
+		{failed, errRingBroke, false},
+	} {
+		again, err := fsyncResult(c.res)
+		require.Equal(t, c.err, err, c.res)
+		require.Equal(t, c.again, again, c.res)
+	}
+}
