@@ -320,12 +320,18 @@ func (c *Conn) syncJournal() error {
 	err := c.srv.journal.Sync(c.journalSeq)
 	c.journalSeq = 0
 	if err != nil {
-		c.srv.log.Error("journal sync failed; closing the client without the replies to its writes",
-			"id", c.id, "addr", c.addr, "err", err)
-		c.resetOut()
+		c.dropReplies(err)
 		c.closeAfter = true
 	}
 	return err
+}
+
+// dropReplies drops c's pending replies because the journal could not make
+// its writes durable (err); the caller closes c.
+func (c *Conn) dropReplies(err error) {
+	c.srv.log.Error("journal sync failed; closing the client without the replies to its writes",
+		"id", c.id, "addr", c.addr, "err", err)
+	c.resetOut()
 }
 
 // resetOut empties the reply buffer once it has been written, dropping it

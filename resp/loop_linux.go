@@ -490,9 +490,7 @@ func (l *eventLoop) runTurn() {
 		if failed != nil && held {
 			// As syncJournal: no reply to writes that are not as
 			// durable as appendfsync demands.
-			l.srv.log.Error("journal sync failed; closing the client without the replies to its writes",
-				"id", c.id, "addr", c.addr, "err", failed)
-			c.resetOut()
+			c.dropReplies(failed)
 			l.drop(c)
 			continue
 		}
