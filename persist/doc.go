@@ -28,8 +28,10 @@
 // commands whose result depends only on their arguments and the prior
 // state, such as ZADD, FLUSHALL or a SET without options); see
 // resp/journal.go. Replaying them at
-// any later time gives the same state, and a deadline that passed while the
-// server was down stays passed.
+// any later time gives the same state: nothing expires while they replay
+// (a later record may extend or remove a deadline; see resp.Replay), and
+// the keys whose deadline passed while the server was down are deleted
+// once everything is loaded, so they stay gone.
 //
 // Snapshot files (snapshot.go) are a header ("RATEKV", format version),
 // checksummed blocks of key records and of log records, and an end block
@@ -44,7 +46,10 @@
 // fsync serves every batch waiting for it). everysec: records are written
 // within about a millisecond and fsynced every second. no: written, never
 // fsynced by ratekv. A failed write or fsync stops writes (MISCONF) until a
-// retry succeeds; see log.go. Snapshots are written to a temporary file,
+// retry succeeds, or, when a failed fsync may have lost bytes the log has
+// no copy of, until a rewrite has replaced the file; see log.go. A write
+// whose record cannot be made durable gets no reply (its connection
+// closes). Snapshots are written to a temporary file,
 // fsynced, renamed and the directory fsynced; see manager.go for how they
 // are taken without stopping traffic and how the log is rewritten.
 package persist
