@@ -237,6 +237,62 @@ func TestDeadlineChangedBeforeItPassedSurvivesARestart(t *testing.T) {
 	}
 }
 
+// A command logged as sent (ZADD, ZREM, ZPOPMIN, ZINCRBY) on a key a
+// deadline had ended, lazily or by the active expiry, replays on the same
+// state: nothing expires during the replay, so it found the old key and
+// added to it (or failed on a string, and the server refused to start).
+// Each case runs its steps, compares the state before and after a
+// restart, and the restart must succeed. A time.Duration step advances
+// the clock; "expire" runs the active expiry; "rewrite" a BGREWRITEAOF.
+func TestReplayAfterADeadlineEnded(t *testing.T) {
+	for name, steps := range map[string][][]any{
+		"zadd after lazy expiry": {{"ZADD", "z", "1", "a"}, {"PEXPIRE", "z", "100"}, {time.Second},
+			{"ZADD", "z", "2", "b"}},
+		"zadd after active expiry": {{"ZADD", "z", "1", "a"}, {"PEXPIRE", "z", "100"}, {time.Second}, {"expire"},
+			{"ZADD", "z", "2", "b"}},
+		"zincrby after expiry": {{"ZADD", "z", "1", "a"}, {"PEXPIRE", "z", "100"}, {time.Second},
+			{"ZINCRBY", "z", "5", "a"}},
+		"zadd over an expired string": {{"SET", "k", "v", "PX", "100"}, {time.Second},
+			{"ZADD", "k", "1", "a"}},
+		"zrem on an expired string": {{"SET", "k", "v", "PX", "100"}, {time.Second},
+			{"ZREM", "k", "a"}},
+		"zpopmin after a recreation": {{"ZADD", "z", "1", "a"}, {"PEXPIRE", "z", "100"}, {time.Second},
+			{"ZADD", "z", "5", "b", "6", "c"}, {"EXPIRE", "z", "3600"}, {"ZPOPMIN", "z"}},
+		"old set in the base": {{"ZADD", "z", "1", "a"}, {"PEXPIRE", "z", "2000"}, {"rewrite"}, {3 * time.Second},
+			{"ZADD", "z", "2", "b"}},
+		"recipe in a transaction": {{"ZADD", "z", "1", "a"}, {"PEXPIRE", "z", "100"}, {time.Second}, {"expire"},
+			{"MULTI"}, {"ZREMRANGEBYSCORE", "z", "0", "0"}, {"ZADD", "z", "2", "b"}, {"PEXPIRE", "z", "60000"}, {"EXEC"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			clock := newFakeClock()
+			ps := startPersistServer(t, dir, clock)
+			c := ps.client(t, 2)
+			for _, s := range steps {
+				switch s[0] {
+				case "expire":
+					ps.store.ExpireCycle(clock.Now()/1e6, time.Second)
+				case "rewrite":
+					require.NoError(t, c.BgRewriteAOF(ctx).Err())
+					require.Eventually(t, func() bool { return ps.mgr.Stats().Rewrites == 1 }, 5*time.Second, time.Millisecond)
+				default:
+					if d, ok := s[0].(time.Duration); ok {
+						clock.Advance(d)
+						continue
+					}
+					if err := c.Do(ctx, s...).Err(); err != nil && err != redis.Nil {
+						t.Fatalf("%v: %v", s, err)
+					}
+				}
+			}
+			want := state(t, c)
+			ps.stop()
+			ps = startPersistServer(t, dir, clock)
+			require.Equal(t, want, state(t, ps.client(t, 2)))
+		})
+	}
+}
+
 func TestDumpRestore(t *testing.T) {
 	ts := newTestServer(t)
 	c := ts.client(t, 3)

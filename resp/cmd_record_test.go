@@ -338,10 +338,10 @@ func TestJournalLogsRequestsAsReceived(t *testing.T) {
 		"*3\r\n$3\r\nSET\r\n$1\r\nm\r\n$1\r\nv\r\n",
 		"*3\r\n$3\r\nSET\r\n$1\r\ni\r\n$6\r\ninline\r\n",
 		"*5\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\nv\r\n$4\r\nPXAT\r\n$13\r\n" + strconv.FormatInt(nowMs+60000, 10) + "\r\n",
+		"*2\r\n$3\r\nDEL\r\n$1\r\nz\r\n", // ZADD created z: see journalEffects
 		zaddRaw,
 		"*3\r\n$9\r\nPEXPIREAT\r\n$1\r\nz\r\n$13\r\n" + strconv.FormatInt(nowMs+100000, 10) + "\r\n",
 		"*4\r\n$4\r\nZADD\r\n$1\r\nz\r\n$1\r\n2\r\n$1\r\nb\r\n",
-		"*3\r\n$9\r\nPEXPIREAT\r\n$1\r\nz\r\n$13\r\n" + strconv.FormatInt(nowMs+100000, 10) + "\r\n",
 		"*3\r\n$3\r\nSET\r\n$1\r\nq\r\n$1\r\nv\r\n",
 	}
 	got := make([]string, len(j.recs))

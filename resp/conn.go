@@ -86,6 +86,9 @@ type Conn struct {
 	// when the handler says so (noteWritten); the journal's image of the
 	// key then needs no second lookup. Reset before every command.
 	written *shards.Entry
+	// freshBefore is the journal's shards.Store.Fresh count of the held
+	// shards before a command logged as sent ran (see journalEffects).
+	freshBefore uint64
 
 	mu      sync.Mutex // guards name, libName, libVer
 	name    string
@@ -471,6 +474,9 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 	if journal {
 		before = c.changeCount()
 		c.written = nil
+		if cmd.Persist == PersistVerbatim {
+			c.freshBefore = c.freshCount()
+		}
 	}
 	func() {
 		defer c.recoverPanic(cmd)

@@ -27,6 +27,9 @@ import (
 //     logged the same way when its request arrived as canonical RESP.
 //     Either is appended as the request's own bytes when they are exactly
 //     the record (Conn.rawRecord), so a pipelined write is copied once.
+//     A command logged as sent that began without its key (it created it,
+//     or found it expired) gets a DEL before it, since nothing expires
+//     while the log replays (see Replay).
 //   - PersistTTL: for every key, only its deadline afterwards (PEXPIREAT,
 //     PERSIST or DEL): EXPIRE and friends, without re-logging a big value.
 //   - PersistCustom: the handler calls c.journalAppend itself (SL.THROTTLE
@@ -67,17 +70,24 @@ const (
 func (s *Server) SetJournal(j Journal) { s.journal = j }
 
 // changeCount sums the change counters of the shards this command holds.
-func (c *Conn) changeCount() uint64 {
+func (c *Conn) changeCount() uint64 { return c.sumHeld((*shards.Store).Changes) }
+
+// freshCount is the sum of the shards.Store.Fresh counters of the shards
+// held (see journalEffects).
+func (c *Conn) freshCount() uint64 { return c.sumHeld((*shards.Store).Fresh) }
+
+// sumHeld sums count over the shards the command holds.
+func (c *Conn) sumHeld(count func(*shards.Store, int) uint64) uint64 {
 	st := c.srv.store
 	var n uint64
 	if c.heldAll {
 		for i := 0; i < st.NumShards(); i++ {
-			n += st.Changes(i)
+			n += count(st, i)
 		}
 		return n
 	}
 	for _, i := range c.held {
-		n += st.Changes(i)
+		n += count(st, i)
 	}
 	return n
 }
@@ -207,12 +217,15 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 	case PersistCustom:
 		return
 	case PersistVerbatim:
+		// A command that began without its key (it created it, or found
+		// it expired) replays after a DEL: nothing expires during the
+		// replay, so the key a deadline or the active expiry ended is
+		// still there, and ZADD would add to it (or ZREM fail on a
+		// string). Every such command has one key.
+		if cmd.FirstKey > 0 && c.freshCount() != c.freshBefore {
+			c.journalAppend(bDEL, args[cmd.FirstKey])
+		}
 		c.journalArgs(args)
-		// A verbatim write replayed after its key's deadline would
-		// recreate the key without one (the earlier PEXPIREAT record has
-		// already deleted it), so a key that has a deadline gets it
-		// restated after the write.
-		c.restateDeadlines(cmd, args)
 		return
 	}
 	if cmd.Flags&FlagAllShards != 0 {
@@ -246,23 +259,6 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 		default: // objects: a RESTORE image (AppendDump panics on a kind without an encoding)
 			c.valBuf = st.AppendDump(c.valBuf[:0], e)
 			c.journalAppend(bRESTORE, key, appendInt(num[:0], e.ExpireAt()), c.valBuf, bREPLACE, bABSTTL)
-		}
-	}
-}
-
-// restateDeadlines appends PEXPIREAT for every key of cmd that has a
-// deadline.
-func (c *Conn) restateDeadlines(cmd *Command, args [][]byte) {
-	if cmd.Flags&FlagAllShards != 0 {
-		return
-	}
-	st := c.srv.store
-	idx := cmd.keyIndexes(args, c.keyBuf[:0])
-	c.keyBuf = idx
-	var num [20]byte
-	for _, i := range idx {
-		if e := st.Peek(args[i], c.nowMs); e != nil && e.ExpireAt() != 0 {
-			c.journalAppend(bPEXPIREAT, args[i], appendInt(num[:0], e.ExpireAt()))
 		}
 	}
 }

@@ -48,6 +48,7 @@ type Shard struct {
 	expireNext uint32 // next entry id the active expiry cycle looks at
 	watched    map[string]*watchState
 	changes    uint64 // writes to this shard's keys, see Changes
+	fresh      uint64 // keys commands created or found expired, see Fresh
 
 	// Counters for INFO and the save rules, kept per shard so that cores
 	// working on different shards never write the same cache line; the
@@ -146,6 +147,7 @@ func (s *Store) LookupIn(sh *Shard, key []byte, nowMs int64) *Entry {
 	if e.expireAt != 0 && e.expireAt <= nowMs {
 		sh.removeEntry(key, e, p)
 		sh.expiredKeys.Add(1)
+		sh.fresh++
 		sh.dirty.Add(1)
 		sh.misses.Add(1)
 		return nil
@@ -192,6 +194,7 @@ func (s *Store) Reuse(key []byte, e *Entry) {
 func (s *Store) reuseIn(sh *Shard, key []byte, e *Entry) {
 	s.clearValue(e)
 	sh.expiredKeys.Add(1)
+	sh.fresh++
 	sh.touch(key)
 	sh.dirty.Add(1)
 }
@@ -221,6 +224,7 @@ func (s *Store) PutIn(sh *Shard, key []byte, nowMs int64) (e *Entry, existed boo
 	switch {
 	case e == nil:
 		e = sh.insert(key)
+		sh.fresh++
 	case e.expireAt != 0 && e.expireAt <= nowMs:
 		// An expired key is replaced in place, as by Reuse, and starts
 		// without a deadline: no index delete, re-insert or key copy.
@@ -305,6 +309,7 @@ func (s *Store) Delete(key []byte, nowMs int64) bool {
 	sh.removeEntry(key, e, p)
 	if expired {
 		sh.expiredKeys.Add(1)
+		sh.fresh++
 		return false
 	}
 	sh.dirty.Add(1)

@@ -64,3 +64,12 @@ func (sh *Shard) touch(key []byte) {
 // the command changed anything there (the journal skips no-op writes).
 // Requires shard i held.
 func (s *Store) Changes(i int) uint64 { return s.shards[i].changes }
+
+// Fresh returns how many times a command created a key of shard i or found
+// one expired and deleted it. A command that moved it began without its
+// key, as far as clients could tell. The journal needs to know: a command
+// logged as sent (ZADD) replays while nothing expires, so where a deadline
+// or the active expiry had ended the key, the replay would find the old
+// one and add to it; such a record gets a DEL before it. Requires shard i
+// held.
+func (s *Store) Fresh(i int) uint64 { return s.shards[i].fresh }
