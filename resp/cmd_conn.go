@@ -63,9 +63,9 @@ func cmdOK(c *Conn, args [][]byte) { c.WriteOK() }
 func cmdReset(c *Conn, args [][]byte) {
 	c.tx.reset()
 	c.unwatchAll()
-	c.proto = 2
 	c.authed = *c.srv.password.Load() == ""
 	c.mu.Lock()
+	c.proto = 2
 	c.name = ""
 	c.mu.Unlock()
 	c.WriteSimple("RESET")
@@ -149,7 +149,9 @@ func cmdHello(c *Conn, args [][]byte) {
 		return
 	}
 	c.authed = true
+	c.mu.Lock() // CLIENT LIST of another connection reads proto
 	c.proto = proto
+	c.mu.Unlock()
 	if setName {
 		c.mu.Lock()
 		c.name = string(name)
@@ -299,7 +301,7 @@ func cmdClient(c *Conn, args [][]byte) {
 // infoLine formats one CLIENT LIST line for c, with Redis's field names.
 func (c *Conn) infoLine() string {
 	c.mu.Lock()
-	name, lib, ver := c.name, c.libName, c.libVer
+	name, lib, ver, proto := c.name, c.libName, c.libVer, c.proto
 	c.mu.Unlock()
 	now := time.Now()
 	cmd := "NULL"
@@ -310,7 +312,7 @@ func (c *Conn) infoLine() string {
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, name, int(now.Sub(c.created).Seconds()),
 		(now.UnixMilli()-c.lastSeen.Load())/1000, flags, multi, c.qbuf.Load(), defaultReadBytes,
-		cmd, c.proto, lib, ver)
+		cmd, proto, lib, ver)
 }
 
 // CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]

@@ -90,7 +90,7 @@ type Conn struct {
 	// shards before a command logged as sent ran (see journalEffects).
 	freshBefore uint64
 
-	mu      sync.Mutex // guards name, libName, libVer
+	mu      sync.Mutex // guards name, libName, libVer, and proto's writes (its owner reads it without)
 	name    string
 	libName string
 	libVer  string

@@ -45,6 +45,7 @@ type Server struct {
 	shutdown     chan struct{} // closed when SHUTDOWN is requested
 	shutOnce     sync.Once
 	shutdownSave atomic.Int32 // see ShutdownSave
+	drainBy      atomic.Int64 // Unix ns until which closing event loops write out waiting replies
 
 	totalConns    atomic.Int64
 	rejectedConns atomic.Int64
@@ -160,6 +161,7 @@ func (s *Server) Serve() error {
 }
 
 func (s *Server) accept(ln net.Listener) error {
+	var wait time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -171,10 +173,33 @@ func (s *Server) accept(ln net.Listener) error {
 				time.Sleep(10 * time.Millisecond)
 				continue
 			}
+			if acceptCanRecover(err) {
+				// Out of descriptors or memory: the clients connected
+				// keep being served, and accepting resumes once some
+				// close. Redis logs and goes on too; returning stopped
+				// the whole server. Back off as net/http does.
+				wait = min(max(2*wait, 5*time.Millisecond), time.Second)
+				s.log.Warn("cannot accept a connection; retrying", "err", err, "retry_in", wait)
+				time.Sleep(wait)
+				continue
+			}
 			return err
 		}
+		wait = 0
 		s.startConn(nc)
 	}
+}
+
+// acceptCanRecover reports whether an accept error passes by itself: the
+// process or the system out of descriptors, the kernel out of memory, or a
+// connection that was reset before it was accepted.
+func acceptCanRecover(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) startConn(nc net.Conn) {
@@ -248,10 +273,20 @@ func (s *Server) closeListeners() {
 	}
 }
 
+// drainFor bounds how long closing event loops write out the replies that
+// wait for slow clients' sockets (Shutdown's ctx may end it sooner).
+const drainFor = 5 * time.Second
+
 // Shutdown stops accepting, lets every connection finish the batch it is
-// running (its replies are flushed), closes the connections, and waits for
-// them until ctx ends.
+// running (its replies are flushed, for up to drainFor to a client that
+// reads slowly), closes the connections, and waits for them until ctx
+// ends.
 func (s *Server) Shutdown(ctx context.Context) error {
+	by := time.Now().Add(drainFor)
+	if d, ok := ctx.Deadline(); ok && d.Before(by) {
+		by = d
+	}
+	s.drainBy.Store(by.UnixNano())
 	s.closing.Store(true)
 	s.closeListeners()
 	s.mu.Lock()
