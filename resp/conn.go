@@ -86,6 +86,10 @@ type Conn struct {
 	// when the handler says so (noteWritten); the journal's image of the
 	// key then needs no second lookup. Reset before every command.
 	written *shards.Entry
+	// waiting says the request at the head of buf was found incomplete;
+	// part is how far it was checked since (see partial).
+	waiting bool
+	part    partial
 	// freshBefore is the journal's shards.Store.Fresh count of the held
 	// shards before a command logged as sent ran (see journalEffects).
 	freshBefore uint64
@@ -167,6 +171,9 @@ func (c *Conn) serve() {
 func (c *Conn) runBuffered() bool {
 	c.pending = false
 	for c.r < c.w {
+		if c.waiting && c.part.incomplete(c.buf[c.r:c.w], limits{maxBulk: c.srv.maxBulk.Load(), authed: c.authed}) {
+			break // the head request is still incomplete: see partial
+		}
 		var args [][]byte
 		var n int
 		var pre *preReq // the request prefetch parsed and looked up
@@ -188,6 +195,7 @@ func (c *Conn) runBuffered() bool {
 				return false
 			}
 			if n == 0 {
+				c.waiting = true
 				break
 			}
 			c.args = args
@@ -196,6 +204,9 @@ func (c *Conn) runBuffered() bool {
 			break
 		}
 		c.r += n
+		if c.waiting {
+			c.waiting, c.part = false, partial{}
+		}
 		if len(args) == 0 {
 			continue
 		}

@@ -184,3 +184,74 @@ func parseInline(b []byte, args [][]byte) ([][]byte, int, string, int) {
 func isInlineSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
 }
+
+// partial remembers how far the request at the head of a connection's
+// buffer has been found well formed but incomplete, so that each read
+// checks only the bytes that arrived since. Without it every read parsed
+// the request from its start (twice, with prefetch): a request of a
+// million small arguments trickled in a few kilobytes at a time cost
+// gigabytes of parsing, and the event loop's other clients waited. The
+// zero value has checked nothing.
+type partial struct {
+	rel   int   // bytes checked: the header and i whole arguments
+	i     int64 // arguments checked
+	count int64 // arguments in the request (0: header not checked yet)
+}
+
+// incomplete reports whether b, which starts with the request, surely
+// holds no complete request yet, as parseRequest would find (n == 0, no
+// error); it checks only what it has not checked before (b may have grown
+// since, not changed). When it reports false, b holds a complete request
+// or something parseRequest reports as an error.
+func (p *partial) incomplete(b []byte, lim limits) bool {
+	if len(b) == 0 {
+		return true
+	}
+	if b[0] != '*' {
+		return false // inline: at most inlineMax, parsed as it comes
+	}
+	if p.count == 0 {
+		nl := bytes.IndexByte(b, '\n')
+		if nl < 0 {
+			return len(b) <= inlineMax
+		}
+		if nl < 2 || b[nl-1] != '\r' {
+			return false
+		}
+		count, ok := parseLen(b[1 : nl-1])
+		if !ok || count <= 0 || count > maxMultibulk || !lim.authed && count > unauthMultibulk {
+			return false
+		}
+		p.count, p.rel = count, nl+1
+	}
+	for p.i < p.count {
+		rest := b[p.rel:]
+		if len(rest) == 0 {
+			return true
+		}
+		if rest[0] != '$' {
+			return false
+		}
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			return len(rest) <= inlineMax
+		}
+		if nl < 2 || rest[nl-1] != '\r' {
+			return false
+		}
+		size, ok := parseLen(rest[1 : nl-1])
+		if !ok || size < 0 || size > lim.maxBulk || !lim.authed && size > unauthBulk {
+			return false
+		}
+		end := int64(nl+1) + size + 2
+		if int64(len(rest)) < end {
+			return true
+		}
+		if rest[end-2] != '\r' || rest[end-1] != '\n' {
+			return false
+		}
+		p.rel += int(end)
+		p.i++
+	}
+	return false
+}

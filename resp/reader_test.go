@@ -3,6 +3,8 @@ package resp
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseRequest(t *testing.T) {
@@ -155,4 +157,52 @@ func FuzzParseRequest(f *testing.F) {
 			b = b[n:]
 		}
 	})
+}
+
+// partial.incomplete, resumed after any prefix of the input, agrees with a
+// fresh check and with parseRequest: a multibulk request is incomplete for
+// it exactly when parseRequest finds it incomplete (no bytes, no error).
+func FuzzPartial(f *testing.F) {
+	for _, s := range []string{"*1\r\n$4\r\nPING\r\n", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n", "*2\r\n$3\r\nGET\r\n$-5\r\n",
+		"*-1\r\n", "*0\r\n", "*2\r\n$1\r\na\r\n$1\r\nbXX", "*12\r\n$1\r\n", "*1\r\n$3\r\nab\r\n\r\n"} {
+		f.Add([]byte(s), uint16(len(s)/2), true)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, split uint16, authed bool) {
+		lim := limits{maxBulk: 1 << 16, authed: authed}
+		k := int(split) % (len(b) + 1)
+		var p, fresh partial
+		p.incomplete(b[:k], lim)
+		got := p.incomplete(b, lim)
+		if want := fresh.incomplete(b, lim); got != want {
+			t.Fatalf("resumed after %d bytes: %v, fresh: %v", k, got, want)
+		}
+		if len(b) == 0 || b[0] != '*' {
+			return
+		}
+		_, n, perr, _ := parseRequest(b, nil, lim)
+		if want := n == 0 && perr == ""; got != want {
+			t.Fatalf("incomplete %v, parseRequest n=%d perr=%q", got, n, perr)
+		}
+	})
+}
+
+// A request of many small arguments trickled in a few bytes at a time is
+// checked once in all, not from its start at every read: the bytes partial
+// looks at stay proportional to the request (one IndexByte per argument
+// header).
+func TestPartialResumes(t *testing.T) {
+	var req []byte
+	req = append(req, "*1001\r\n$4\r\nMSET\r\n"...)
+	for i := 0; i < 500; i++ {
+		req = append(req, "$1\r\nk\r\n$1\r\nv\r\n"...)
+	}
+	lim := limits{maxBulk: 1 << 20, authed: true}
+	var p partial
+	for k := 1; k < len(req); k += 3 {
+		require.True(t, p.incomplete(req[:k], lim), "prefix of %d bytes", k)
+		require.LessOrEqual(t, p.rel, k)
+	}
+	require.False(t, p.incomplete(req, lim))
+	require.Equal(t, int64(1001), p.i)
+	require.Equal(t, len(req), p.rel)
 }
