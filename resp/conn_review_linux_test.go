@@ -217,3 +217,42 @@ func TestShutdownWritesOutWaitingReplies(t *testing.T) {
 		})
 	}
 }
+
+// A CLIENT KILL that lands after a connection is published among the
+// clients and before its loop has registered it is not lost: the loop
+// closes the connection when it registers it, not when the client next
+// sends something. (startConn's steps, with the kill in between.)
+func TestKillBeforeTheLoopRegistersTheConnection(t *testing.T) {
+	ts := newTestServer(t, "event-loop", "yes")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer client.Close()
+	nc, err := ln.Accept()
+	require.NoError(t, err)
+	s := ts.srv
+	c := &Conn{srv: s, nc: nc, id: s.nextID.Add(1), addr: "test", laddr: "test", created: time.Now(),
+		buf: make([]byte, defaultReadBytes), proto: 2, fd: -1, authed: true}
+	var l *eventLoop
+	require.Eventually(t, func() bool { // Serve starts the loops
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.loops) > 0 {
+			l = s.loops[0]
+		}
+		return l != nil
+	}, 5*time.Second, time.Millisecond)
+	require.True(t, l.claim(c, nc))
+	s.mu.Lock()
+	s.conns[c.id] = c
+	s.wg.Add(1)
+	s.mu.Unlock()
+	l.kill(c)
+	l.waitTurn() // the kill's wake-up is handled before the hand-over
+	l.add(c)
+	client.SetReadDeadline(time.Now().Add(3 * time.Second))
+	_, err = client.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF, "closed without the client sending anything")
+}

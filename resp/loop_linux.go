@@ -456,6 +456,11 @@ func (l *eventLoop) woke() {
 			continue
 		}
 		l.conns[c.fd] = c
+		if c.killReq.Load() {
+			// Killed between being published and handed over: the
+			// kill's wake-up found it in neither adds nor conns.
+			l.schedule(c)
+		}
 	}
 	// Killed connections and, with timeout set, idle ones.
 	now := time.Now()
