@@ -272,3 +272,17 @@ func BenchmarkSlThrottle(b *testing.B) {
 		})
 	}
 }
+
+// RECORDBLOCKED with huge quantities: every call stays refused (the log's
+// count overflowed int64 after 1024 such calls and the next went
+// through).
+func TestSlThrottleRecordBlockedHugeQuantity(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	for i := 1; i <= 1100; i++ {
+		got := r.do("SL.THROTTLE", "k", "1", "100000", "QUANTITY", "9007199254740992", "RECORDBLOCKED")
+		if !strings.HasPrefix(got, "*5\r\n:1\r\n:1\r\n:0\r\n") {
+			t.Fatalf("call %d: %q, want limited with remaining 0", i, got)
+		}
+	}
+}

@@ -125,6 +125,33 @@ func (l *SlidingLog) Add(ts, count int64) {
 	l.n += count
 }
 
+// keepNewest drops the oldest entries until at most m (>= 1) are left.
+func (l *SlidingLog) keepNewest(m int64) {
+	for l.n > m {
+		ts, count, next := l.run(l.head, l.base)
+		if l.n-count >= m {
+			l.head, l.base, l.n = next, ts, l.n-count
+			continue
+		}
+		// Keep the newest part of this run: re-encoded as the first run,
+		// at delta 0 from base ts, it takes no more bytes than it did
+		// (the count is smaller, the delta 0), so it goes just before
+		// the next run.
+		keep := count - (l.n - m)
+		var tmp [2 * binary.MaxVarintLen64]byte
+		enc := binary.AppendUvarint(tmp[:0], 0)
+		if keep > 1 {
+			enc = binary.AppendUvarint(binary.AppendUvarint(tmp[:0], 1), uint64(keep-2))
+		}
+		l.head = next - len(enc)
+		copy(l.buf[l.head:], enc)
+		l.base, l.n = ts, m
+	}
+	if l.head > len(l.buf)/2 {
+		l.compact()
+	}
+}
+
 // Nth returns the timestamp of the k-th oldest entry, counting from 0
 // (0 <= k < Len).
 func (l *SlidingLog) Nth(k int64) int64 {
@@ -182,6 +209,17 @@ func (l *SlidingLog) Throttle(now int64, p SLParams) SLResult {
 		if p.Quantity > 0 {
 			l.Add(now, p.Quantity)
 			r.Changed = true
+		}
+		if !allowed && l.n > p.Max+1 {
+			// Entries older than the newest Max+1 change no decision
+			// (a call needs the entries in the window plus its
+			// quantity to be at most Max, and the newest Max+1 are the
+			// last to leave it) nor any retry_after: dropping them
+			// bounds a key that is refused and recorded again and
+			// again, which grew by a run per call (and each call's walk
+			// with it), and whose count overflowed int64 with huge
+			// quantities, after which calls went through.
+			l.keepNewest(p.Max + 1)
 		}
 	}
 	r.Limited = !allowed

@@ -43,7 +43,7 @@ func TestSlidingLogTable(t *testing.T) {
 		5:  {1000 * ms, SLParams{Max: 3, Window: 1000 * ms, Quantity: 0}, SLResult{Remaining: 0, RetryAfter: -1, ResetAfter: 1000 * ms}, 3},
 		6:  {1000 * ms, SLParams{Max: 3, Window: 1000 * ms, Quantity: 4}, SLResult{Limited: true, RetryAfter: -1, ResetAfter: 1000 * ms}, 3},
 		7:  {1050 * ms, SLParams{Max: 3, Window: 1000 * ms, Quantity: 2}, SLResult{Limited: true, RetryAfter: 150 * ms, ResetAfter: 950 * ms}, 3},
-		8:  {1050 * ms, SLParams{Max: 3, Window: 1000 * ms, Quantity: 2, RecordBlocked: true}, SLResult{Limited: true, RetryAfter: 1000 * ms, ResetAfter: 1000 * ms, Changed: true}, 5}, // the 4th oldest is now,
+		8:  {1050 * ms, SLParams{Max: 3, Window: 1000 * ms, Quantity: 2, RecordBlocked: true}, SLResult{Limited: true, RetryAfter: 1000 * ms, ResetAfter: 1000 * ms, Changed: true}, 4}, // the 4th oldest is now; 5 recorded, the newest Max+1 kept,
 		9:  {3000 * ms, p, SLResult{Remaining: 2, RetryAfter: -1, ResetAfter: 1000 * ms, Changed: true}, 1},
 		10: {3010 * ms, SLParams{Max: 3, Window: 1000 * ms, Quantity: 1, MinGap: 50 * ms}, SLResult{Limited: true, Remaining: 2, RetryAfter: 40 * ms, ResetAfter: 990 * ms}, 1},
 		11: {3050 * ms, SLParams{Max: 3, Window: 1000 * ms, Quantity: 1, MinGap: 50 * ms}, SLResult{Remaining: 1, RetryAfter: -1, ResetAfter: 1000 * ms, Changed: true}, 2},
@@ -98,6 +98,9 @@ func TestSlidingLogRetry(t *testing.T) {
 					model = append(model, max(now, newest))
 				}
 			}
+			if !allowed && p.RecordBlocked && int64(len(model)) > p.Max+1 {
+				model = model[len(model)-int(p.Max+1):] // a recorded refusal keeps the newest Max+1
+			}
 
 			before := l.clone()
 			r := l.Throttle(now, p)
@@ -118,6 +121,76 @@ func TestSlidingLogRetry(t *testing.T) {
 			// Reset: the log is empty then, not before.
 			require.Equal(t, model[len(model)-1]+p.Window-now, r.ResetAfter)
 		}
+	}
+}
+
+// With RECORDBLOCKED, refused calls are recorded, but the log keeps only
+// its newest Max+1 entries: with one Max per key, every decision and every
+// retry_after and reset_after is what the whole log would give (checked
+// here against a log that keeps everything), the key stays small however
+// often it is refused (it grew by a run per call), and huge quantities no
+// longer overflow its count (after which calls went through).
+func TestSlidingLogRecordBlockedKeepsDecisions(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rnd := rand.New(rand.NewPCG(seed, 3))
+	for round := 0; round < 300; round++ {
+		l := &SlidingLog{}
+		var model []int64 // every entry, never cut
+		now := int64(1795307408539667)
+		maxN := 1 + rnd.Int64N(6)
+		window := 1 + rnd.Int64N(2_000_000)
+		for step := 0; step < 200; step++ {
+			now += rnd.Int64N(100_000)
+			p := SLParams{Max: maxN, Window: window, Quantity: rnd.Int64N(4), RecordBlocked: true}
+			if rnd.IntN(4) == 0 {
+				p.MinGap = rnd.Int64N(300_000)
+			}
+			model = slices.DeleteFunc(model, func(ts int64) bool { return ts <= now-p.Window })
+			n := int64(len(model))
+			newest := int64(0)
+			if n > 0 {
+				newest = model[n-1]
+			}
+			allowed := n+p.Quantity <= p.Max && (p.MinGap == 0 || n == 0 || now-newest >= p.MinGap)
+			for i := int64(0); i < p.Quantity; i++ {
+				model = append(model, max(now, newest))
+			}
+			// The same call again, after this one was recorded.
+			retry := int64(-1)
+			if n, newest := int64(len(model)), model[max(len(model)-1, 0):]; !allowed && p.Quantity <= p.Max {
+				wait := int64(0)
+				if k := n + p.Quantity - p.Max; k > 0 {
+					wait = model[k-1] + p.Window - now
+				}
+				if p.MinGap > 0 && n > 0 {
+					wait = max(wait, newest[0]+min(p.MinGap, p.Window)-now)
+				}
+				retry = max(wait, 0)
+			}
+			r := l.Throttle(now, p)
+			require.Equal(t, !allowed, r.Limited, "round %d step %d (%+v)", round, step, p)
+			require.Equal(t, retry, r.RetryAfter, "round %d step %d (%+v)", round, step, p)
+			require.Equal(t, max(0, p.Max-int64(len(model))), r.Remaining, "round %d step %d", round, step)
+			if len(model) > 0 {
+				require.Equal(t, model[len(model)-1]+p.Window-now, r.ResetAfter)
+			}
+			require.LessOrEqual(t, l.Len(), p.Max+1)
+		}
+	}
+	// Refused again and again at new times, and with a huge quantity.
+	l := &SlidingLog{}
+	p := SLParams{Max: 1, Window: 1 << 40, Quantity: 1, RecordBlocked: true}
+	for i := int64(0); i < 100000; i++ {
+		l.Throttle(1_000_000+i*1000, p)
+	}
+	require.Equal(t, int64(2), l.Len())
+	require.Less(t, cap(l.buf), 64, "the refused calls' runs are dropped")
+	p.Quantity = 1 << 53
+	for i := 0; i < 2000; i++ {
+		r := l.Throttle(2_000_000_000, p)
+		require.True(t, r.Limited, "call %d", i)
+		require.Equal(t, int64(2), l.Len())
 	}
 }
 
