@@ -289,3 +289,12 @@ func TestClThrottleConcurrent(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, int64(100), allowed.Load(), "1280 calls against limit 100 at one instant")
 }
+
+// Leading zeros, any number of them, as redis-cell's i64::from_str takes
+// them (21 bytes and more were refused with "Couldn't parse as integer").
+func TestClThrottleLongLeadingZeros(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	want := "*5\r\n:0\r\n:6\r\n:5\r\n:-1\r\n:60\r\n"
+	require.Equal(t, want, r.do("CL.THROTTLE", "a", "000000000000000000005", "1", "60"))
+	require.Equal(t, want, r.do("CL.THROTTLE", "b", "+00000000000000000005", "0000000000000000000000001", "60"))
+}
