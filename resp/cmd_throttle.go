@@ -298,13 +298,11 @@ func cmdClThrottleAll(c *Conn, args [][]byte) {
 		l.res = res
 		limited = limited || res.Limited
 	}
-	if limited {
-		// Nothing is consumed: report every limit as CL.PEEK would.
-		for i := range limits {
-			l := &limits[i]
-			l.res, _ = gcra.Peek(l.tat, l.has, c.now, l.p)
-		}
-	} else {
+	// Refused, nothing is consumed, and each limit's reply is the first
+	// pass's: what CL.PEEK would say for it, after the call's earlier
+	// limits on the same key (a key named twice shows which of its two
+	// limits bit; peeking at the stored state showed neither).
+	if !limited {
 		for i := range limits {
 			// Look the entry up again: an earlier limit on the same key
 			// may have created or deleted it.

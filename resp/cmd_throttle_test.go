@@ -298,3 +298,13 @@ func TestClThrottleLongLeadingZeros(t *testing.T) {
 	require.Equal(t, want, r.do("CL.THROTTLE", "a", "000000000000000000005", "1", "60"))
 	require.Equal(t, want, r.do("CL.THROTTLE", "b", "+00000000000000000005", "0000000000000000000000001", "60"))
 }
+
+// CL.THROTTLEALL with one key named twice, refused: the second limit's
+// reply shows it bit (peeking at the stored state showed neither), and
+// nothing is consumed.
+func TestClThrottleAllRepeatedKeyShowsWhichBit(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	want := "*3\r\n:1\r\n*5\r\n:0\r\n:1\r\n:0\r\n:-1\r\n:60\r\n*5\r\n:1\r\n:1\r\n:0\r\n:60\r\n:60\r\n"
+	require.Equal(t, want, r.do("CL.THROTTLEALL", "2", "k", "0", "1", "60", "k", "0", "1", "60"))
+	require.Equal(t, "*5\r\n:0\r\n:1\r\n:0\r\n:-1\r\n:60\r\n", r.do("CL.THROTTLE", "k", "0", "1", "60"), "nothing was consumed")
+}
