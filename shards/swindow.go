@@ -118,6 +118,11 @@ func (w *SlidingWindow) Throttle(now int64, p SWParams) SWResult {
 	r.RetryAfter = -1
 	if r.Limited && p.Quantity <= p.Max {
 		r.RetryAfter = w.retry(el, p)
+		if back := w.Start - now; back > 0 && r.RetryAfter >= 0 {
+			// A small clock step back: the decision counts now as the
+			// window's start, which the clock reaches back ms later.
+			r.RetryAfter += back
+		}
 	}
 	switch {
 	case w.Cur > 0:
