@@ -647,3 +647,41 @@ func TestIncrbyfloatLongDouble(t *testing.T) {
 		}
 	}
 }
+
+// WATCH as Redis 7.0 keeps it (found by a differential review): a key whose
+// deadline passed before WATCH is absent, not a change to come when it is
+// reclaimed; FLUSHALL touches only watched keys that exist; UNWATCH inside
+// MULTI is queued, and runs at EXEC after the watch was checked.
+func TestWatchEdges(t *testing.T) {
+	ts := newTestServer(t)
+	w, o := ts.raw(t), ts.raw(t)
+
+	require.Equal(t, "+OK\r\n", o.do("SET", "k", "v", "PX", "20"))
+	ts.clock.Advance(60 * time.Millisecond)
+	require.Equal(t, "+OK\r\n", w.do("WATCH", "k"))
+	require.Equal(t, ":0\r\n", o.do("EXISTS", "k")) // would reclaim it
+	ts.store.ExpireCycle(ts.clock.Now()/1e6, time.Second)
+	require.Equal(t, "+OK\r\n", w.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", w.do("GET", "k"))
+	require.Equal(t, "*1\r\n$-1\r\n", w.do("EXEC"), "a key expired before WATCH is no change")
+
+	require.Equal(t, "+OK\r\n", w.do("WATCH", "missing"))
+	require.Equal(t, "+OK\r\n", o.do("FLUSHALL"))
+	require.Equal(t, "+OK\r\n", w.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", w.do("GET", "missing"))
+	require.Equal(t, "*1\r\n$-1\r\n", w.do("EXEC"), "FLUSHALL touched no existing watched key")
+
+	require.Equal(t, "+OK\r\n", o.do("SET", "x", "1"))
+	require.Equal(t, "+OK\r\n", w.do("WATCH", "x"))
+	require.Equal(t, "+OK\r\n", o.do("FLUSHALL"))
+	require.Equal(t, "+OK\r\n", w.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", w.do("GET", "x"))
+	require.Equal(t, "*-1\r\n", w.do("EXEC"), "FLUSHALL deleted a watched key")
+
+	require.Equal(t, "+OK\r\n", w.do("WATCH", "x"))
+	require.Equal(t, "+OK\r\n", w.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", w.do("UNWATCH"))
+	require.Equal(t, "+OK\r\n", o.do("SET", "x", "2"))
+	require.Equal(t, "+QUEUED\r\n", w.do("GET", "x"))
+	require.Equal(t, "*-1\r\n", w.do("EXEC"), "UNWATCH queued: the watch still held at EXEC")
+}

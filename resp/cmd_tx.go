@@ -19,7 +19,7 @@ func init() {
 			Summary: "Discards a transaction.", Group: "transactions"},
 		&Command{Name: "watch", Arity: -2, Flags: FlagNoMulti | FlagFast | FlagLoading | FlagStale, FirstKey: 1, LastKey: -1, Step: 1, Handler: cmdWatch,
 			Summary: "Monitors changes to keys to determine the execution of a transaction.", Group: "transactions"},
-		&Command{Name: "unwatch", Arity: 1, Flags: FlagNoMulti | FlagFast | FlagLoading | FlagStale, Handler: cmdUnwatch,
+		&Command{Name: "unwatch", Arity: 1, Flags: FlagFast | FlagLoading | FlagStale, Handler: cmdUnwatch,
 			Summary: "Forgets about watched keys of a transaction.", Group: "transactions"},
 	)
 }
@@ -229,6 +229,10 @@ func cmdWatch(c *Conn, args [][]byte) {
 			continue
 		}
 		key := append([]byte(nil), k...)
+		// A key whose deadline has passed is gone for WATCH, as in Redis:
+		// reclaimed later, it would have looked like a change and aborted
+		// the transaction.
+		st.DropExpired(key, c.nowMs)
 		c.watching = append(c.watching, watchedKey{
 			key:     key,
 			version: st.Watch(key),

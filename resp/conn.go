@@ -383,7 +383,15 @@ func (c *Conn) dispatchCmd(cmd *Command, args [][]byte) {
 	if !cmd.arityOK(len(args)) {
 		c.flagTx()
 		cmd.rejected.Add(1)
-		c.WriteError(fmt.Sprintf(errWrongArgs, cmd.Name))
+		if cmd.Name != "exec" {
+			c.WriteError(fmt.Sprintf(errWrongArgs, cmd.Name))
+			return
+		}
+		// EXEC refused discards the transaction, as Redis's
+		// execCommandAbort does, instead of leaving it open.
+		c.tx.reset()
+		c.unwatchAll()
+		c.WriteError(errExecAbortBecause + strings.TrimPrefix(fmt.Sprintf(errWrongArgs, cmd.Name), "ERR "))
 		return
 	}
 	if !c.authed && cmd.Flags&FlagNoAuth == 0 {

@@ -364,6 +364,10 @@ func fixedEmpty() [][]string {
 func (g *cmdGen) fixed() [][]string {
 	future := strconv.FormatInt(g.nowS+100000, 10)
 	cmds := [][]string{
+		// Transactions: UNWATCH is queued, EXEC with arguments discards.
+		a("MULTI"), a("UNWATCH"), a("GET", "k1"), a("EXEC"),
+		a("MULTI"), a("SET", "k1", "q"), a("EXEC", "x"), a("GET", "k1"), a("EXEC"),
+		a("EXEC", "x"),
 		a("SET", "k1", "v", "NX", "XX"),
 		a("SET", "k1", "v", "EX", "10", "PX", "10"),
 		a("SET", "k1", "v", "EX", "0"),

@@ -199,6 +199,19 @@ func (s *Store) reuseIn(sh *Shard, key []byte, e *Entry) {
 	sh.dirty.Add(1)
 }
 
+// DropExpired deletes key if its deadline has passed, as a lookup would,
+// without touching hit/miss statistics: for WATCH, which must see a key
+// that expired before it as absent. Requires key's shard held.
+func (s *Store) DropExpired(key []byte, nowMs int64) {
+	sh := s.shardOf(key)
+	if e, p := sh.find(key, hashKey(key)); e != nil && e.expireAt != 0 && e.expireAt <= nowMs {
+		sh.removeEntry(key, e, p)
+		sh.expiredKeys.Add(1)
+		sh.fresh++
+		sh.dirty.Add(1)
+	}
+}
+
 // Peek is Lookup without touching hit/miss statistics or deleting an
 // expired key: for introspection (TYPE of SCAN, DEBUG) and WATCH.
 // Requires key's shard held.
@@ -516,14 +529,18 @@ func (s *Store) Flush() {
 		if sh.count > 0 {
 			sh.dirty.Add(int64(sh.count))
 		}
+		// WATCHers of keys that exist see a change; of keys that do not,
+		// none (Redis's touchAllWatchedKeysInDb).
+		for k, w := range sh.watched {
+			if sh.lookup([]byte(k)) != nil {
+				w.version++
+			}
+		}
 		sh.dropped.Add(sh.storageBytes())
 		sh.reset()
 		sh.volatile = 0
 		sh.expireNext = 0
 		sh.changes++
-		for _, w := range sh.watched {
-			w.version++
-		}
 	}
 }
 
