@@ -224,14 +224,7 @@ func TestShutdownWritesOutWaitingReplies(t *testing.T) {
 // sends something. (startConn's steps, with the kill in between.)
 func TestKillBeforeTheLoopRegistersTheConnection(t *testing.T) {
 	ts := newTestServer(t, "event-loop", "yes")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	defer client.Close()
-	nc, err := ln.Accept()
-	require.NoError(t, err)
+	client, nc := tcpPair(t)
 	s := ts.srv
 	c := &Conn{srv: s, nc: nc, id: s.nextID.Add(1), addr: "test", laddr: "test", created: time.Now(),
 		buf: make([]byte, defaultReadBytes), proto: 2, fd: -1, authed: true}
@@ -253,6 +246,6 @@ func TestKillBeforeTheLoopRegistersTheConnection(t *testing.T) {
 	l.waitTurn() // the kill's wake-up is handled before the hand-over
 	l.add(c)
 	client.SetReadDeadline(time.Now().Add(3 * time.Second))
-	_, err = client.Read(make([]byte, 1))
+	_, err := client.Read(make([]byte, 1))
 	require.ErrorIs(t, err, io.EOF, "closed without the client sending anything")
 }

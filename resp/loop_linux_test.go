@@ -21,14 +21,7 @@ func TestLoopStoppedRefusesCleanly(t *testing.T) {
 	l.stop()
 	l.wake() // must not write to the closed pipe
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	defer client.Close()
-	nc, err := ln.Accept()
-	require.NoError(t, err)
+	client, nc := tcpPair(t)
 
 	c := &Conn{srv: ts.srv, id: 1 << 40, fd: -1}
 	require.True(t, l.claim(c, nc))
@@ -90,4 +83,20 @@ func TestLoopWaitTurn(t *testing.T) {
 	}
 	l.stop()
 	l.waitTurn()
+}
+
+// tcpPair returns both ends of a loopback TCP connection, closed with the
+// test: the client's and the one a server accepted.
+func tcpPair(t *testing.T) (client, accepted net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { client.Close() })
+	accepted, err = ln.Accept()
+	require.NoError(t, err)
+	t.Cleanup(func() { accepted.Close() })
+	return client, accepted
 }
