@@ -86,22 +86,27 @@ func shardsCheck(v string) (string, error) {
 	return strconv.FormatInt(n, 10), nil
 }
 
-// saveCheck validates "seconds changes [seconds changes ...]" pairs.
+// saveCheck validates "seconds changes [seconds changes ...]" pairs, as
+// Redis does: seconds at least 1, changes at least 0 (a rule of 0 seconds
+// was due on every tick: a BGSAVE every second, forever).
 func saveCheck(v string) (string, error) {
 	f := strings.Fields(v)
 	if len(f) == 1 && (f[0] == `""` || f[0] == "''") {
 		return "", nil
 	}
 	if len(f)%2 != 0 {
-		return "", errors.New("invalid save parameters")
+		return "", errInvalidSave
 	}
-	for _, w := range f {
-		if n, err := strconv.ParseInt(w, 10, 64); err != nil || n < 0 {
-			return "", errors.New("invalid save parameters")
+	for i, w := range f {
+		if n, err := strconv.ParseInt(w, 10, 64); err != nil || n < 1-int64(i%2) {
+			return "", errInvalidSave
 		}
 	}
 	return strings.Join(f, " "), nil
 }
+
+// errInvalidSave is Redis's text for a bad save parameter.
+var errInvalidSave = errors.New("Invalid save parameters")
 
 // SplitArgs splits a line into arguments like Redis's sdssplitargs: spaces
 // separate words, "double quotes" support \n \r \t \b \a \\ \" and \xHH

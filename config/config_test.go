@@ -54,7 +54,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--shards", "3"}, "power of two"},
 		{[]string{"--loglevel", "loud"}, "one of the following"},
 		{[]string{"--proto-max-bulk-len", "12zz"}, "memory value"},
-		{[]string{"--save", "900"}, "invalid save"},
+		{[]string{"--save", "900"}, "Invalid save"},
 		{[]string{"/nonexistent/ratekv.conf"}, "reading config file"},
 		{[]string{"--port", "1", "stray"}, "unexpected argument"},
 	} {
@@ -152,4 +152,21 @@ func FuzzSplitArgs(f *testing.F) {
 			t.Fatalf("%q split into more bytes than it has: %q", s, words)
 		}
 	})
+}
+
+// save rules as Redis checks them: seconds at least 1, changes at least 0
+// (a rule of 0 seconds was due on every tick: a BGSAVE every second).
+func TestSaveCheck(t *testing.T) {
+	for v, ok := range map[string]bool{
+		"3600 1 300 100": true, "1 0": true, `""`: true, "9223372036854775807 1": true,
+		"0 0": false, "0 1": false, "3600 1 0 5": false, "60 -1": false, "60": false, "x 1": false,
+	} {
+		_, err := saveCheck(v)
+		if ok != (err == nil) {
+			t.Errorf("save %q: %v", v, err)
+		}
+		if err != nil && err.Error() != "Invalid save parameters" {
+			t.Errorf("save %q: error %q, want Redis's text", v, err)
+		}
+	}
 }

@@ -55,6 +55,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -589,8 +590,14 @@ func saveRules(v string) []saveRule {
 	for i := 0; i+1 < len(f); i += 2 {
 		s, err1 := strconv.ParseInt(f[i], 10, 64)
 		c, err2 := strconv.ParseInt(f[i+1], 10, 64)
-		if err1 == nil && err2 == nil {
-			out = append(out, saveRule{time.Duration(s) * time.Second, c})
+		if err1 == nil && err2 == nil && s >= 1 {
+			// Seconds past what a Duration holds (292 years) never come
+			// due; multiplied, they wrapped negative and were due at once.
+			after := time.Duration(math.MaxInt64)
+			if s < math.MaxInt64/int64(time.Second) {
+				after = time.Duration(s) * time.Second
+			}
+			out = append(out, saveRule{after, c})
 		}
 	}
 	return out

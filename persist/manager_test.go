@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -847,4 +848,14 @@ func TestManifestDirSyncFailureKeepsEveryFile(t *testing.T) {
 			require.Equal(t, map[string]string{"a": `"1234"@0`}, h.contents())
 		})
 	}
+}
+
+// A save rule's seconds past what a Duration holds never come due (they
+// wrapped negative and were due on every tick); 0 seconds is no rule.
+func TestSaveRulesHugeSeconds(t *testing.T) {
+	rules := saveRules("9223372036854775807 1 9300000000 2 60 3 0 4")
+	require.Len(t, rules, 3)
+	require.Equal(t, time.Duration(math.MaxInt64), rules[0].after)
+	require.Equal(t, time.Duration(math.MaxInt64), rules[1].after)
+	require.Equal(t, 60*time.Second, rules[2].after)
 }
