@@ -366,7 +366,9 @@ func (c *Conn) clientList(opts [][]byte) {
 	c.WriteVerbatim(b.String())
 }
 
-// CLIENT KILL ip:port | CLIENT KILL ID id | ADDR ip:port ...
+// CLIENT KILL ip:port | CLIENT KILL <filter value> ... with the filters
+// ID, ADDR, LADDR, TYPE, USER and SKIPME (yes by default: the caller is not
+// killed, as in Redis).
 func (c *Conn) clientKill(opts [][]byte) {
 	if len(opts) == 1 {
 		for _, o := range c.srv.clients() {
@@ -384,18 +386,46 @@ func (c *Conn) clientKill(opts [][]byte) {
 		return
 	}
 	var id int64
-	addr := ""
+	addr, laddr := "", ""
+	skipMe, none := true, false // none: a filter no client matches
 	for i := 0; i < len(opts); i += 2 {
+		v := opts[i+1]
 		switch strings.ToLower(string(opts[i])) {
 		case "id":
-			n, ok := ParseInt(opts[i+1])
+			n, ok := ParseInt(v)
 			if !ok || n <= 0 {
 				c.WriteError(errClientIDKill)
 				return
 			}
 			id = n
 		case "addr":
-			addr = string(opts[i+1])
+			addr = string(v)
+		case "laddr":
+			laddr = string(v)
+		case "type":
+			switch strings.ToLower(string(v)) {
+			case "normal":
+			case "master", "replica", "slave", "pubsub":
+				none = true // every client here is a normal one
+			default:
+				c.WriteError(sprintf(errClientType, sanitizeErr(v)))
+				return
+			}
+		case "user":
+			if string(v) != "default" {
+				c.WriteError(sprintf(errNoSuchUser, sanitizeErr(v)))
+				return
+			}
+		case "skipme":
+			switch strings.ToLower(string(v)) {
+			case "yes":
+				skipMe = true
+			case "no":
+				skipMe = false
+			default:
+				c.WriteError(errSyntax)
+				return
+			}
 		default:
 			c.WriteError(errSyntax)
 			return
@@ -403,7 +433,8 @@ func (c *Conn) clientKill(opts [][]byte) {
 	}
 	killed := 0
 	for _, o := range c.srv.clients() {
-		if (id != 0 && o.id != id) || (addr != "" && o.addr != addr) {
+		if none || (id != 0 && o.id != id) || (addr != "" && o.addr != addr) ||
+			(laddr != "" && o.laddr != laddr) || (skipMe && o == c) {
 			continue
 		}
 		c.kill(o)

@@ -41,7 +41,7 @@ func TestCloseAfterReplyDeliversEveryReply(t *testing.T) {
 	cases := map[string]struct{ req, tail string }{
 		"quit":     {"GET med\r\nQUIT\r\n", "+OK\r\n"},
 		"protoerr": {"GET med\r\n*1\r\n$x\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
-		"killself": {"GET med\r\nCLIENT KILL ID %d\r\n", ":1\r\n"},
+		"killself": {"GET med\r\nCLIENT KILL ID %d SKIPME no\r\n", ":1\r\n"},
 	}
 	for _, mode := range connModes {
 		for name, tc := range cases {

@@ -83,6 +83,7 @@ const (
 	errClientOption = "ERR Unrecognized option '%s'"
 	errClientAttr   = "ERR %s cannot contain spaces, newlines or special characters."
 	errClientType   = "ERR Unknown client type '%s'"
+	errNoSuchUser   = "ERR No such user '%s'"
 	errClientID     = "ERR Invalid client ID"
 	errClientIDKill = "ERR client-id should be greater than 0"
 

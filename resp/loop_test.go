@@ -108,7 +108,9 @@ func TestRequestSplitAcrossReads(t *testing.T) {
 }
 
 // TestClientKill: CLIENT KILL closes another client's connection (and only
-// that one), by id and by address; a client may kill itself.
+// that one), by id and by address; a client kills itself only with SKIPME
+// no (filters skip the caller by default, as in Redis: :1 and a closed
+// connection before); TYPE and USER filters.
 func TestClientKill(t *testing.T) {
 	for _, mode := range connModes {
 		t.Run(mode, func(t *testing.T) {
@@ -131,7 +133,12 @@ func TestClientKill(t *testing.T) {
 			closed(c)
 			require.Equal(t, ":0\r\n", a.do("CLIENT", "KILL", "ID", "999999"))
 			require.Equal(t, "+PONG\r\n", a.send("PING\r\n"))
-			a.do("CLIENT", "KILL", "ID", id(a))
+			require.Equal(t, ":0\r\n", a.do("CLIENT", "KILL", "ID", id(a)), "SKIPME yes by default, as Redis")
+			require.Equal(t, ":0\r\n", a.do("CLIENT", "KILL", "TYPE", "pubsub"))
+			require.Equal(t, "-ERR Unknown client type 'x'\r\n", a.do("CLIENT", "KILL", "TYPE", "x"))
+			require.Equal(t, "-ERR No such user 'bob'\r\n", a.do("CLIENT", "KILL", "USER", "bob"))
+			require.Equal(t, "+PONG\r\n", a.send("PING\r\n"))
+			a.do("CLIENT", "KILL", "ID", id(a), "SKIPME", "no")
 			closed(a)
 		})
 	}
