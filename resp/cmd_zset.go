@@ -808,6 +808,11 @@ func zpopGeneric(c *Conn, args [][]byte, max bool) {
 // builds a reply in memory first, so an absurd count is refused.
 const maxRandReply = 1 << 26
 
+// maxRandBytes bounds the bytes of that reply: 2^26 picks of members of a
+// megabyte each asked for 64 TiB, all built in memory before the first
+// byte left. A variable so that a test can lower it.
+var maxRandBytes = 512 << 20
+
 // ZRANDMEMBER key [count [WITHSCORES]]
 func cmdZrandmember(c *Conn, args [][]byte) {
 	if len(args) == 2 {
@@ -863,18 +868,27 @@ func cmdZrandmember(c *Conn, args [][]byte) {
 		count = min(count, int64(z.Len()))
 	}
 	pairs := withScores && c.proto == 3
+	start := len(c.out)
 	if withScores && !pairs {
 		c.WriteArray(int(2 * count))
 	} else {
 		c.WriteArray(int(count))
 	}
+	over := false
 	z.Sample(int(count), unique, func(m shards.ZMember) {
-		if withScores {
+		switch {
+		case over:
+		case withScores:
 			c.writeScored(&m, pairs)
-		} else {
+		default:
 			c.writeMember(&m)
 		}
+		over = over || len(c.out)-start > maxRandBytes
 	})
+	if over {
+		c.out = c.out[:start]
+		c.WriteError(sprintf(errRandTooBig, maxRandBytes>>20))
+	}
 }
 
 // ZSCAN key cursor [MATCH pattern] [COUNT count]

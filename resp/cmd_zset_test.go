@@ -870,3 +870,17 @@ func FuzzZsetLexBound(f *testing.F) {
 		}
 	})
 }
+
+// ZRANDMEMBER with a negative count builds its reply in memory: past
+// maxRandBytes (512 MB; 4 here) it answers an error instead (2^26 picks of
+// 1 MB members asked for 64 TiB).
+func TestZrandmemberReplyBound(t *testing.T) {
+	old := maxRandBytes
+	t.Cleanup(func() { maxRandBytes = old })
+	maxRandBytes = 4 << 20
+	r := newTestServer(t).raw(t)
+	big := strings.Repeat("m", 1<<20)
+	require.Equal(t, ":1\r\n", r.do("ZADD", "z", "1", big))
+	require.Equal(t, "-ERR ZRANDMEMBER reply too large (over 4 MB): ask for fewer members\r\n", r.do("ZRANDMEMBER", "z", "-1000"))
+	require.Equal(t, "*1\r\n$1048576\r\n"+big+"\r\n", r.do("ZRANDMEMBER", "z", "-1"))
+}

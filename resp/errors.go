@@ -84,6 +84,7 @@ const (
 	errClientAttr   = "ERR %s cannot contain spaces, newlines or special characters."
 	errClientType   = "ERR Unknown client type '%s'"
 	errNoSuchUser   = "ERR No such user '%s'"
+	errRandTooBig   = "ERR ZRANDMEMBER reply too large (over %d MB): ask for fewer members"
 	errClientID     = "ERR Invalid client ID"
 	errClientIDKill = "ERR client-id should be greater than 0"
 
