@@ -211,18 +211,14 @@ func (p *partial) incomplete(b []byte, lim limits) bool {
 		return false // inline: at most inlineMax, parsed as it comes
 	}
 	if p.count == 0 {
-		nl := bytes.IndexByte(b, '\n')
-		if nl < 0 {
-			return len(b) <= inlineMax
+		count, next, st := headerLine(b)
+		if st != headerOK {
+			return st == headerShort
 		}
-		if nl < 2 || b[nl-1] != '\r' {
+		if count <= 0 || count > maxMultibulk || !lim.authed && count > unauthMultibulk {
 			return false
 		}
-		count, ok := parseLen(b[1 : nl-1])
-		if !ok || count <= 0 || count > maxMultibulk || !lim.authed && count > unauthMultibulk {
-			return false
-		}
-		p.count, p.rel = count, nl+1
+		p.count, p.rel = count, next
 	}
 	for p.i < p.count {
 		rest := b[p.rel:]
@@ -232,18 +228,14 @@ func (p *partial) incomplete(b []byte, lim limits) bool {
 		if rest[0] != '$' {
 			return false
 		}
-		nl := bytes.IndexByte(rest, '\n')
-		if nl < 0 {
-			return len(rest) <= inlineMax
+		size, next, st := headerLine(rest)
+		if st != headerOK {
+			return st == headerShort
 		}
-		if nl < 2 || rest[nl-1] != '\r' {
+		if size < 0 || size > lim.maxBulk || !lim.authed && size > unauthBulk {
 			return false
 		}
-		size, ok := parseLen(rest[1 : nl-1])
-		if !ok || size < 0 || size > lim.maxBulk || !lim.authed && size > unauthBulk {
-			return false
-		}
-		end := int64(nl+1) + size + 2
+		end := int64(next) + size + 2
 		if int64(len(rest)) < end {
 			return true
 		}
@@ -254,4 +246,28 @@ func (p *partial) incomplete(b []byte, lim limits) bool {
 		p.i++
 	}
 	return false
+}
+
+// What headerLine found.
+const (
+	headerOK    = iota
+	headerShort // no line end yet, within inlineMax: more may come
+	headerBad   // malformed, or too long: parseRequest reports it
+)
+
+// headerLine reads the "*n\r\n" or "$n\r\n" line that b starts with (the
+// caller checked the sigil): its number and where the line ends.
+func headerLine(b []byte) (n int64, next, st int) {
+	nl := bytes.IndexByte(b, '\n')
+	switch {
+	case nl < 0 && len(b) <= inlineMax:
+		return 0, 0, headerShort
+	case nl < 2 || b[nl-1] != '\r':
+		return 0, 0, headerBad
+	}
+	n, ok := parseLen(b[1 : nl-1])
+	if !ok {
+		return 0, 0, headerBad
+	}
+	return n, nl + 1, headerOK
 }

@@ -145,10 +145,7 @@ func (s *Store) LookupIn(sh *Shard, key []byte, nowMs int64) *Entry {
 		return nil
 	}
 	if e.expireAt != 0 && e.expireAt <= nowMs {
-		sh.removeEntry(key, e, p)
-		sh.expiredKeys.Add(1)
-		sh.fresh++
-		sh.dirty.Add(1)
+		sh.reclaim(key, e, p)
 		sh.misses.Add(1)
 		return nil
 	}
@@ -205,11 +202,18 @@ func (s *Store) reuseIn(sh *Shard, key []byte, e *Entry) {
 func (s *Store) DropExpired(key []byte, nowMs int64) {
 	sh := s.shardOf(key)
 	if e, p := sh.find(key, hashKey(key)); e != nil && e.expireAt != 0 && e.expireAt <= nowMs {
-		sh.removeEntry(key, e, p)
-		sh.expiredKeys.Add(1)
-		sh.fresh++
-		sh.dirty.Add(1)
+		sh.reclaim(key, e, p)
 	}
+}
+
+// reclaim deletes e, key's entry at index position p, whose deadline has
+// passed, for a command that looked it up: counted as expired, as a change
+// (dirty) and for the journal (Fresh). Requires sh.mu held.
+func (sh *Shard) reclaim(key []byte, e *Entry, p int) {
+	sh.removeEntry(key, e, p)
+	sh.expiredKeys.Add(1)
+	sh.fresh++
+	sh.dirty.Add(1)
 }
 
 // Peek is Lookup without touching hit/miss statistics or deleting an
