@@ -16,9 +16,26 @@ func nonEmpty(v string) (string, error) {
 	return v, nil
 }
 
+// parseInt parses an integer as Redis's string2ll does, stricter than
+// strconv.ParseInt: an optional minus and digits without leading zeros,
+// nothing around them (" 5", "+5", "05" and "-0" are refused, so a value
+// is stored exactly as CONFIG GET will show it).
+func parseInt(v string) (int64, error) {
+	d := strings.TrimPrefix(v, "-")
+	if d == "" || (d[0] == '0' && (len(d) > 1 || len(v) > 1)) {
+		return 0, strconv.ErrSyntax
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return 0, strconv.ErrSyntax
+		}
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
 func intRange(lo, hi int64) func(string) (string, error) {
 	return func(v string) (string, error) {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		n, err := parseInt(v)
 		if err != nil {
 			return "", errors.New("argument couldn't be parsed into an integer")
 		}
@@ -54,10 +71,11 @@ func memRange(lo, hi int64) func(string) (string, error) {
 	}
 }
 
-// ParseMemory parses a redis.conf memory value: a number with an optional
-// unit, k/m/g (powers of 1000) or kb/mb/gb (powers of 1024), any case.
+// ParseMemory parses a redis.conf memory value: digits with an optional
+// unit, k/m/g (powers of 1000) or kb/mb/gb (powers of 1024), any case. As
+// in Redis, no sign and no spaces.
 func ParseMemory(v string) (int64, error) {
-	s := strings.ToLower(strings.TrimSpace(v))
+	s := strings.ToLower(v)
 	mul := int64(1)
 	for _, u := range []struct {
 		suffix string
@@ -69,7 +87,7 @@ func ParseMemory(v string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
+	if err != nil || s == "" || s[0] < '0' || s[0] > '9' {
 		return 0, errors.New("argument must be a memory value")
 	}
 	if n > (1<<62)/mul {
@@ -79,7 +97,7 @@ func ParseMemory(v string) (int64, error) {
 }
 
 func shardsCheck(v string) (string, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	n, err := parseInt(v)
 	if err != nil || n < 0 || n > 16384 || (n != 0 && n&(n-1) != 0) {
 		return "", errors.New("must be 0 (automatic) or a power of two up to 16384")
 	}

@@ -103,12 +103,40 @@ func TestParseMemory(t *testing.T) {
 	}{
 		{"100", 100, true}, {"1k", 1000, true}, {"1kb", 1024, true}, {"2MB", 2 << 20, true},
 		{"1g", 1e9, true}, {"1gb", 1 << 30, true}, {"", 0, false}, {"-1", 0, false}, {"1tb", 0, false},
-		{"99999999999999gb", 0, false},
+		{"99999999999999gb", 0, false}, {"05mb", 5 << 20, true},
+		// Redis refuses a sign or spaces around the number.
+		{" 5mb", 0, false}, {"+5mb", 0, false}, {"5 mb", 0, false}, {"5mb ", 0, false}, {"-0", 0, false},
 	} {
 		got, err := ParseMemory(tt.in)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("step %d %q: have %d, %v; want %d, ok=%v", i, tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+// TestIntValues checks integer settings against Redis 7.0's string2ll:
+// what it refuses, ratekv refuses (CONFIG SET maxclients " 5" was stored
+// as 5 before, where Redis replies an error).
+func TestIntValues(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want string // "" refused
+	}{
+		{"5", "5"}, {"0", "0"}, {"10000", "10000"},
+		{" 5", ""}, {"5 ", ""}, {"+5", ""}, {"05", ""}, {"-0", ""}, {"0x5", ""}, {"1e3", ""}, {"", ""}, {"-", ""},
+		{"99999999999999999999", ""},
+	} {
+		got, err := intRange(0, 1<<62)(tt.in)
+		if (err == nil) != (tt.want != "") || got != tt.want {
+			t.Errorf("%q: have %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	got, err := intRange(-10, 10)("-7")
+	if err != nil || got != "-7" {
+		t.Errorf(`"-7": have %q, %v`, got, err)
+	}
+	if _, err := shardsCheck(" 16"); err == nil {
+		t.Error(`shards " 16" accepted`)
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "save", Arity: 1, Flags: FlagAdmin, Handler: cmdSave,
+		&Command{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoMulti, Handler: cmdSave,
 			Summary: "Synchronously saves the database(s) to disk.", Group: "server"},
 		&Command{Name: "bgsave", Arity: -1, Flags: FlagAdmin, Handler: cmdBgsave,
 			Summary: "Asynchronously saves the database(s) to disk.", Group: "server"},
@@ -44,10 +44,6 @@ func (s *Server) SetPersistence(m *persist.Manager) { s.persist = m }
 // go on (each shard is locked only while its keys are encoded); the reply
 // comes once the file is durable.
 func cmdSave(c *Conn, args [][]byte) {
-	if c.inExec {
-		c.WriteError(errNotInMulti)
-		return
-	}
 	p := c.srv.persist
 	if p == nil {
 		c.WriteError(errNoPersistence)

@@ -432,10 +432,13 @@ func TestPersistenceCommands(t *testing.T) {
 	require.Eventually(t, func() bool { return ps.mgr.Stats().Rewrites == 1 }, 5*time.Second, time.Millisecond)
 	require.Equal(t, "-ERR wrong number of arguments for 'bgrewriteaof' command\r\n", r.do("BGREWRITEAOF", "x"))
 	require.Equal(t, "-ERR wrong number of arguments for 'save' command\r\n", r.do("SAVE", "x"))
-	// SAVE is refused inside a transaction, as in Redis.
+	// SAVE is refused inside a transaction, as in Redis (no_multi): at
+	// once, and the transaction aborts.
 	require.Equal(t, "+OK\r\n", r.do("MULTI"))
-	require.Equal(t, "+QUEUED\r\n", r.do("SAVE"))
-	require.Equal(t, "*1\r\n-"+errNotInMulti+"\r\n", r.do("EXEC"))
+	require.Equal(t, "-"+errNotInMulti+"\r\n", r.do("SAVE"))
+	require.Equal(t, "+QUEUED\r\n", r.do("SET", "in-aborted-multi", "v"))
+	require.Equal(t, "-"+errExecAbort+"\r\n", r.do("EXEC"))
+	require.Equal(t, ":0\r\n", r.do("EXISTS", "in-aborted-multi"))
 
 	// A server without persistence says so.
 	plain := newTestServer(t).raw(t)

@@ -64,7 +64,7 @@ func init() {
 			Summary: "Returns the server time.", Group: "server"},
 		&Command{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Handler: cmdLastsave,
 			Summary: "Returns the Unix timestamp of the last successful save to disk.", Group: "server"},
-		&Command{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagLoading | FlagStale, Handler: cmdShutdown,
+		&Command{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagLoading | FlagStale | FlagNoMulti, Handler: cmdShutdown,
 			Summary: "Shuts down the server.", Group: "server"},
 		&Command{Name: "cluster", Arity: -2, Handler: cmdCluster,
 			Summary: "A container for Redis Cluster commands.", Group: "cluster"},
@@ -638,15 +638,17 @@ func cmdConfig(c *Conn, args [][]byte) { runSubcommand(c, "config", args) }
 // CONFIG GET parameter [parameter ...]
 //
 // A parameter without glob characters is looked up exactly and echoed as
-// given; a pattern matches canonical names case-insensitively. Each
-// parameter is reported once. The reply is a map (a flat array in RESP2).
+// given; a pattern matches names and aliases case-insensitively. Each
+// name is reported once, compared case-insensitively, as in Redis 7.0: an
+// alias and its canonical name asked together are two entries. The reply
+// is a map (a flat array in RESP2).
 func cmdConfigGet(c *Conn, args [][]byte) {
 	var names, values []string
 	seen := map[string]bool{}
 	for _, pat := range args[2:] {
 		if bytes.IndexAny(pat, "[*?") < 0 {
-			if p, ok := config.Lookup(string(pat)); ok && !seen[p.Name] {
-				seen[p.Name] = true
+			if p, ok := config.Lookup(string(pat)); ok && !seen[strings.ToLower(string(pat))] {
+				seen[strings.ToLower(string(pat))] = true
 				names = append(names, string(pat))
 				values = append(values, c.srv.cfg.Get(p.Name))
 			}
@@ -902,10 +904,6 @@ func cmdShutdown(c *Conn, args [][]byte) {
 	}
 	if o.abort {
 		c.WriteError(errNoShutdown)
-		return
-	}
-	if c.inExec {
-		c.WriteError(errNotInMulti)
 		return
 	}
 	c.srv.log.Warn("user requested shutdown", "id", c.id, "addr", c.addr)

@@ -635,6 +635,9 @@ func TestConfigGet(t *testing.T) {
 		{[]string{"CONFIG", "GET", "maxclients", "MAXCLIENTS", "max*"}, "*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n"},
 		{[]string{"CONFIG", "GET", "save", "appendonly"}, "*4\r\n$4\r\nsave\r\n$" + strconv.Itoa(len(ts.srv.cfg.Get("save"))) + "\r\n" + ts.srv.cfg.Get("save") + "\r\n$10\r\nappendonly\r\n$3\r\nyes\r\n"},
 		{[]string{"CONFIG", "GET", "ma?clients"}, "*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n"},
+		// An alias and its name are two entries; one spelled twice is one.
+		{[]string{"CONFIG", "GET", "zset-max-ziplist-entries", "zset-max-listpack-entries"}, "*4\r\n$24\r\nzset-max-ziplist-entries\r\n$3\r\n128\r\n$25\r\nzset-max-listpack-entries\r\n$3\r\n128\r\n"},
+		{[]string{"CONFIG", "GET", "ZSET-MAX-ZIPLIST-ENTRIES", "zset-max-ziplist-e*"}, "*2\r\n$24\r\nZSET-MAX-ZIPLIST-ENTRIES\r\n$3\r\n128\r\n"},
 	})
 	require.Contains(t, r.do("HELLO", "3"), "proto")
 	runSvSteps(t, r, []svStep{
@@ -787,8 +790,9 @@ func TestShutdown(t *testing.T) {
 		{[]string{"SHUTDOWN", "NOW", "ABORT"}, svErr("ERR syntax error")},
 		{[]string{"SHUTDOWN", "ABORT"}, svErr("ERR No shutdown in progress.")},
 		{[]string{"MULTI"}, "+OK\r\n"},
-		{[]string{"SHUTDOWN"}, "+QUEUED\r\n"},
-		{[]string{"EXEC"}, "*1\r\n" + svErr("ERR Command not allowed inside a transaction")},
+		{[]string{"SHUTDOWN"}, svErr("ERR Command not allowed inside a transaction")},
+		{[]string{"EXEC"}, svErr("EXECABORT Transaction discarded because of previous errors.")},
+		{[]string{"COMMAND", "INFO", "SHUTDOWN"}, "*1\r\n*10\r\n$8\r\nshutdown\r\n:-1\r\n*4\r\n+admin\r\n+loading\r\n+stale\r\n+no_multi\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n"},
 	})
 	select {
 	case <-ts.srv.ShutdownRequested():

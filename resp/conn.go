@@ -400,7 +400,13 @@ func (c *Conn) dispatchCmd(cmd *Command, args [][]byte) {
 		c.WriteError(errNoAuth)
 		return
 	}
-	if c.tx.active && cmd.Flags&FlagNoMulti == 0 {
+	if c.tx.active && cmd.Flags&FlagTxControl == 0 {
+		if cmd.Flags&FlagNoMulti != 0 {
+			c.flagTx()
+			cmd.rejected.Add(1)
+			c.WriteError(errNotInMulti)
+			return
+		}
 		c.queue(cmd, args)
 		return
 	}
@@ -761,7 +767,7 @@ func (c *Conn) prefetch() bool {
 				continue
 			}
 		}
-		if cmd == nil || cmd.FirstKey <= 0 || cmd.Keys != nil || cmd.Flags&(FlagAllShards|FlagNoMulti) != 0 {
+		if cmd == nil || cmd.FirstKey <= 0 || cmd.Keys != nil || cmd.Flags&(FlagAllShards|FlagTxControl) != 0 {
 			break // it runs last: it may change how what follows parses
 		}
 		if cmd.FirstKey < len(args) {

@@ -16,11 +16,12 @@ const (
 	FlagFast                       // O(1) or O(log N)
 	FlagAdmin                      // server administration
 	FlagNoAuth                     // allowed before AUTH
-	FlagNoMulti                    // transaction control: runs at once inside MULTI instead of being queued (MULTI, EXEC, WATCH, …)
+	FlagTxControl                  // transaction control: runs at once inside MULTI instead of being queued (MULTI, EXEC, WATCH, …)
 	FlagAllShards                  // touches the whole keyspace: the dispatcher locks every shard
 	FlagLoading                    // allowed while loading
 	FlagStale                      // allowed on a stale replica
 	FlagDenyOOM                    // may use more memory
+	FlagNoMulti                    // refused inside MULTI, as Redis's no_multi (SAVE, SHUTDOWN): the transaction aborts
 )
 
 var flagNames = []struct {
@@ -28,8 +29,8 @@ var flagNames = []struct {
 	name string
 }{
 	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
-	{FlagAdmin, "admin"}, {FlagNoAuth, "no_auth"},
-	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagFast, "fast"},
+	{FlagAdmin, "admin"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
+	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMulti, "no_multi"},
 }
 
 // Command is one entry of the command table.
