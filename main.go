@@ -3,7 +3,8 @@
 // Usage: ratekv [/path/to/ratekv.conf] [--option value ...]; see --help.
 // main only parses configuration and wires the pieces together:
 // keyspace → persistence (load, attach the journal) → server → listen,
-// then waits for a signal or SHUTDOWN, and flushes the log on the way out.
+// then waits for a signal or SHUTDOWN, pauses the server, persists
+// everything and exits (or, when that fails, goes on serving).
 package main
 
 import (
@@ -109,16 +110,47 @@ func run(args []string) int {
 
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
-	select {
-	case sig := <-sigc:
-		log.Info("received signal, shutting down", "signal", sig.String())
-	case <-srv.ShutdownRequested():
-		log.Info("SHUTDOWN requested by a client")
-	case err := <-errc:
-		if err != nil {
-			log.Error("server stopped", "err", err)
-			mgr.Close()
-			return 1
+	// Each request pauses the server and persists everything first; when
+	// that fails the server goes on (Redis's behaviour), unless FORCE.
+	force := false
+	for {
+		var req *resp.ShutdownRequest
+		select {
+		case sig := <-sigc:
+			log.Info("received signal, shutting down", "signal", sig.String())
+		case req = <-srv.Shutdowns():
+			log.Info("SHUTDOWN requested by a client")
+		case err := <-errc:
+			if err != nil {
+				log.Error("server stopped", "err", err)
+				mgr.Close()
+				return 1
+			}
+		}
+		mode := persist.SaveAsConfigured
+		if req != nil {
+			force = req.Force
+			switch req.Save {
+			case -1:
+				mode = persist.SaveNever
+			case 1:
+				mode = persist.SaveAlways
+			}
+		}
+		srv.Pause()
+		err := mgr.PrepareShutdown(mode)
+		if err == nil {
+			break
+		}
+		if force {
+			log.Error("persisting the data failed; exiting anyway (SHUTDOWN FORCE)", "err", err)
+			break
+		}
+		log.Error("errors trying to shut down: persisting the data failed, so the server goes on with everything it holds; "+
+			"fix the cause and shut down again, or send SHUTDOWN FORCE to exit without it", "err", err)
+		srv.Resume()
+		if req != nil {
+			req.Refuse()
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -126,15 +158,10 @@ func run(args []string) int {
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Warn("connections did not finish in time", "err", err)
 	}
-	mode := persist.SaveAsConfigured
-	switch srv.ShutdownSave() {
-	case -1:
-		mode = persist.SaveNever
-	case 1:
-		mode = persist.SaveAlways
-	}
-	if err := mgr.CloseSave(mode); err != nil {
-		log.Error("persisting the data at shutdown failed", "err", err)
+	// Everything is persisted already: this closes the log (flushed and
+	// fsynced once more: nothing was written since).
+	if err := mgr.CloseSave(persist.SaveNever); err != nil && !force {
+		log.Error("closing the append-only file failed", "err", err)
 		return 1
 	}
 	log.Info("ratekv is now ready to exit, bye bye")

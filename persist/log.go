@@ -345,6 +345,21 @@ func (l *Log) Sync(seq uint64) error {
 	return ErrClosed
 }
 
+// Flush writes and fsyncs every record appended so far, whatever the
+// policy, in the caller's goroutine, and returns the error that keeps them
+// from the disk (one attempt; the writer retries as usual). A shutdown
+// calls it before it stops serving: while it fails, the server goes on.
+func (l *Log) Flush() error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.ended {
+		return ErrClosed
+	}
+	for i := 0; i < 2 && l.cycle(true, true); i++ {
+	}
+	return l.Err()
+}
+
 // Err returns the write or fsync error the log has not recovered from, or
 // nil. It is cheap: the dispatcher calls it before every write command.
 func (l *Log) Err() error {

@@ -306,6 +306,42 @@ func TestLogNoPolicyFsyncsOnlyAtClose(t *testing.T) {
 	require.Equal(t, r, durable)
 }
 
+// TestLogFlushFsyncsWhateverThePolicy: a shutdown's Flush makes every
+// record durable even under appendfsync no, reports a disk that refuses
+// them (so the server can go on instead of exiting), and succeeds once the
+// disk recovers.
+func TestLogFlushFsyncsWhateverThePolicy(t *testing.T) {
+	f := &memFile{}
+	l := testLog(t, f, FsyncNo)
+	r1 := rec("SET", "a", "1")
+	require.NoError(t, l.Sync(l.Append(r1)))
+	require.NoError(t, l.Flush())
+	_, durable, _ := f.get()
+	require.Equal(t, r1, durable)
+
+	f.set(func(f *memFile) { f.failWrite = syscall.ENOSPC })
+	r2 := rec("SET", "b", "2")
+	l.Append(r2)
+	require.ErrorIs(t, l.Flush(), syscall.ENOSPC)
+	f.set(func(f *memFile) { f.failWrite = nil })
+	require.NoError(t, l.Flush())
+	_, durable, _ = f.get()
+	require.Equal(t, append(append([]byte(nil), r1...), r2...), durable)
+
+	// A failed fsync of what was written under no may have lost it, and
+	// the log has no copy: Flush goes on failing after the disk recovers,
+	// until a rewrite (so a shutdown does not exit over the loss).
+	require.NoError(t, l.Sync(l.Append(rec("SET", "c", "3"))))
+	require.Eventually(t, func() bool { data, _, _ := f.get(); return len(data) > len(durable) }, 2*time.Second, time.Millisecond)
+	f.set(func(f *memFile) { f.failSync = syscall.EIO })
+	require.ErrorIs(t, l.Flush(), syscall.EIO)
+	f.set(func(f *memFile) { f.failSync = nil })
+	require.ErrorIs(t, l.Flush(), syscall.EIO)
+	require.True(t, l.Lost())
+	require.ErrorIs(t, l.Close(), syscall.EIO)
+	require.ErrorIs(t, l.Flush(), ErrClosed)
+}
+
 func TestLogWriteErrorIsStickyUntilTheDiskRecovers(t *testing.T) {
 	f := &memFile{failWrite: syscall.ENOSPC}
 	l := testLog(t, f, FsyncAlways)

@@ -1210,6 +1210,56 @@ const (
 	SaveAlways
 )
 
+// PrepareShutdown persists everything before a shutdown while the
+// manager keeps running: it waits for a BGSAVE in progress, takes the
+// final snapshot per mode, and writes and fsyncs the log. The server is
+// paused meanwhile (nothing writes), so on success CloseSave(SaveNever)
+// after the server stopped has nothing left to save; on failure the
+// server goes on, as Redis does when its final save fails.
+func (m *Manager) PrepareShutdown(mode SaveMode) error {
+	if m.finalSave(mode) {
+		m.mu.Lock()
+		for m.bgsaving || m.saving {
+			// Its capture may predate the last writes; Redis kills its
+			// child here, ours finishes in moments.
+			m.mu.Unlock()
+			time.Sleep(10 * time.Millisecond)
+			m.mu.Lock()
+		}
+		if m.closed {
+			m.mu.Unlock()
+			return ErrClosing
+		}
+		m.saving = true
+		m.mu.Unlock()
+		m.logger.Info("saving the final snapshot before exiting", "file", m.dumpPath)
+		err := m.saveDump(context.Background(), false)
+		m.mu.Lock()
+		m.saving = false
+		m.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("final snapshot: %w", err)
+		}
+	}
+	if m.log != nil {
+		if err := m.log.Flush(); err != nil {
+			return fmt.Errorf("append-only file: %w", err)
+		}
+	}
+	return nil
+}
+
+// finalSave reports whether a shutdown with mode takes a snapshot.
+func (m *Manager) finalSave(mode SaveMode) bool {
+	switch mode {
+	case SaveNever:
+		return false
+	case SaveAlways:
+		return true
+	}
+	return len(saveRules(m.cfg.Get("save"))) > 0
+}
+
 // CloseSave is Close with an explicit choice about the final snapshot.
 func (m *Manager) CloseSave(mode SaveMode) error {
 	m.mu.Lock()
@@ -1223,14 +1273,7 @@ func (m *Manager) CloseSave(mode SaveMode) error {
 	m.cancel()
 	m.jobs.Wait()
 	var errs []error
-	save := len(saveRules(m.cfg.Get("save"))) > 0
-	switch mode {
-	case SaveNever:
-		save = false
-	case SaveAlways:
-		save = true
-	}
-	if save {
+	if m.finalSave(mode) {
 		m.logger.Info("saving the final snapshot before exiting", "file", m.dumpPath)
 		if err := m.saveDump(context.Background(), false); err != nil {
 			errs = append(errs, fmt.Errorf("final snapshot: %w", err))

@@ -890,12 +890,15 @@ func parseShutdown(opts [][]byte) (shutdownOpts, bool) {
 
 // SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]
 //
-// The server stops accepting, lets every connection finish its batch and
-// exits (main waits on ShutdownRequested). As in Redis, the client gets no
-// reply: its connection is closed. NOSAVE skips the final snapshot even
-// with save rules set, SAVE takes one even without (the append-only log is
-// flushed and fsynced either way); ABORT finds no shutdown in progress,
-// since a requested shutdown starts at once.
+// The request goes to main, which pauses the server, takes the final
+// snapshot (as configured; NOSAVE skips it, SAVE takes one even without
+// save rules), flushes and fsyncs the append-only log, and exits; the
+// client gets no reply, its connection is closed. When the final save
+// fails the server goes on and the client gets "Errors trying to
+// SHUTDOWN. Check logs.", as in Redis, unless FORCE asked to exit anyway.
+// Meanwhile the client's later requests wait (see shutdown.go). NOW has
+// nothing to skip (ratekv has no replicas to wait for); ABORT finds no
+// shutdown in progress, since a requested shutdown is decided at once.
 func cmdShutdown(c *Conn, args [][]byte) {
 	o, ok := parseShutdown(args[1:])
 	if !ok {
@@ -906,7 +909,6 @@ func cmdShutdown(c *Conn, args [][]byte) {
 		c.WriteError(errNoShutdown)
 		return
 	}
-	c.srv.log.Warn("user requested shutdown", "id", c.id, "addr", c.addr)
 	save := 0
 	switch {
 	case o.noSave:
@@ -914,8 +916,13 @@ func cmdShutdown(c *Conn, args [][]byte) {
 	case o.save:
 		save = 1
 	}
-	c.srv.requestShutdown(save)
-	c.closeAfter = true
+	r := &ShutdownRequest{Save: save, Force: o.force, conn: c, done: make(chan struct{})}
+	if !c.srv.requestShutdown(r) {
+		c.WriteError(errShutdownFailed)
+		return
+	}
+	c.srv.log.Warn("user requested shutdown", "id", c.id, "addr", c.addr)
+	c.shutReq = r
 }
 
 // ---- CLUSTER ----

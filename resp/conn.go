@@ -66,6 +66,11 @@ type Conn struct {
 
 	closeAfter bool // close once the current batch's replies are flushed
 
+	// Shutting down (shutdown.go).
+	shutReq *ShutdownRequest // this client's SHUTDOWN, waiting for main's outcome
+	busy    atomic.Bool      // a goroutine connection is running a batch (Pause waits)
+	poked   atomic.Bool      // the event loop is to run what c has buffered
+
 	// Journal state: the sequence number of this batch's last record, and
 	// reusable buffers for building records.
 	journalSeq uint64
@@ -129,7 +134,12 @@ const (
 func (c *Conn) serve() {
 	defer c.close()
 	for {
-		if !c.runBuffered() {
+		if !c.enterBatch() {
+			return
+		}
+		ok := c.runBuffered()
+		c.busy.Store(false)
+		if !ok {
 			return
 		}
 		if len(c.out) > 0 {
@@ -139,6 +149,14 @@ func (c *Conn) serve() {
 		}
 		if c.closeAfter || c.srv.closing.Load() {
 			return
+		}
+		if c.shutReq != nil {
+			select {
+			case <-c.shutReq.done:
+				continue // refused: runBuffered replies and goes on
+			case <-c.srv.closed:
+				return
+			}
 		}
 		// At pipeline 1 this read usually finds the socket empty (the
 		// client has not answered yet): EAGAIN, park in the netpoller, read
@@ -170,6 +188,9 @@ func (c *Conn) serve() {
 // error reply has been flushed).
 func (c *Conn) runBuffered() bool {
 	c.pending = false
+	if c.shutReq != nil && !c.shutdownOutcome() {
+		return true // what it sent after SHUTDOWN waits for the outcome
+	}
 	for c.r < c.w {
 		if c.waiting && c.part.incomplete(c.buf[c.r:c.w], limits{maxBulk: c.srv.maxBulk.Load(), authed: c.authed}) {
 			break // the head request is still incomplete: see partial
@@ -222,6 +243,9 @@ func (c *Conn) runBuffered() bool {
 		if c.closeAfter {
 			c.flush()
 			return false
+		}
+		if c.shutReq != nil {
+			break // SHUTDOWN: nothing more runs unless it is refused
 		}
 		if len(c.out) >= flushAt {
 			if c.loop != nil {

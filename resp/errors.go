@@ -57,6 +57,7 @@ const (
 	errGetkeysInvalid    = "ERR Invalid arguments specified for command"
 	errNoShutdown        = "ERR No shutdown in progress."
 	errNotInMulti        = "ERR Command not allowed inside a transaction"
+	errShutdownFailed    = "ERR Errors trying to SHUTDOWN. Check logs."
 	errClusterDisabled   = "ERR This instance has cluster support disabled"
 
 	// Persistence (cmd_persist.go). errSaveFailed is Redis's bare shared.err.

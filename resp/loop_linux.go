@@ -49,12 +49,14 @@ type eventLoop struct {
 	wakeR int             // read end of the wake pipe (in the epoll set)
 	wakeW int
 
-	mu      sync.Mutex  // guards adds, stopped and the wake pipe's use
-	adds    []*Conn     // connections handed over, not yet registered
-	stopped bool        // the loop has ended: no more adds, no more wakes
-	woken   atomic.Bool // the wake pipe holds a byte the loop has not read
-	kills   atomic.Bool // some connection of the loop has killReq set
-	quit    atomic.Bool // stop was called: end even if the server is not closing
+	mu       sync.Mutex  // guards adds, stopped and the wake pipe's use
+	adds     []*Conn     // connections handed over, not yet registered
+	stopped  bool        // the loop has ended: no more adds, no more wakes
+	woken    atomic.Bool // the wake pipe holds a byte the loop has not read
+	kills    atomic.Bool // some connection of the loop has killReq or poked set
+	parked   atomic.Bool // held at the end of a turn by Server.Pause
+	pausedBy *pauseState // the last pause the loop parked for (loop goroutine only)
+	quit     atomic.Bool // stop was called: end even if the server is not closing
 
 	// waitTurn's hand-shake: a waiter takes turned (making it if nil)
 	// and sets wanted; at the end of its next turn the loop closes
@@ -203,6 +205,36 @@ func (l *eventLoop) kill(c *Conn) {
 	l.wake()
 }
 
+// poke makes c run what it has buffered (see Server.Pause).
+func (c *Conn) poke() {
+	if l := c.loop; l != nil {
+		c.poked.Store(true)
+		l.kills.Store(true)
+		l.wake()
+	}
+}
+
+// park holds the loop for p until the server resumes (Server.Pause). It
+// releases the turn waiters first and lets new ones through: a parked loop
+// runs nothing, so the snapshot's capture, which waits for the loops'
+// turns between slices, must not wait for this one.
+func (l *eventLoop) park(p *pauseState) {
+	l.pausedBy = p
+	l.parked.Store(true)
+	l.releaseTurn()
+	close(p.parked[l])
+	<-p.resume
+	l.parked.Store(false)
+}
+
+// waitParked waits until the loop has parked on ch's pause, or ended.
+func (l *eventLoop) waitParked(ch chan struct{}) {
+	select {
+	case <-ch:
+	case <-l.done:
+	}
+}
+
 // stop ends the loop once it has closed its connections and released its
 // descriptors.
 func (l *eventLoop) stop() {
@@ -292,18 +324,14 @@ func (l *eventLoop) run() {
 			l.schedule(c)
 		}
 		l.runTurn()
+		if p := l.srv.pause.Load(); p != nil && p != l.pausedBy {
+			l.park(p)
+		}
 		if l.ending() {
 			l.drain()
 		}
 		if l.wanted.Load() {
-			l.turnMu.Lock()
-			ch := l.turned
-			l.turned = nil
-			l.wanted.Store(false)
-			l.turnMu.Unlock()
-			if ch != nil {
-				close(ch)
-			}
+			l.releaseTurn()
 			// Hand the P over now: the waiters, readied by the close,
 			// run next. Under a pipelined load the loop never parks,
 			// so without this a waiter ran only when the scheduler
@@ -315,6 +343,18 @@ func (l *eventLoop) run() {
 			// and p99.9 111 ms before, 1.27M and 8.9 ms after.
 			runtime.Gosched()
 		}
+	}
+}
+
+// releaseTurn releases every waitTurn waiter.
+func (l *eventLoop) releaseTurn() {
+	l.turnMu.Lock()
+	ch := l.turned
+	l.turned = nil
+	l.wanted.Store(false)
+	l.turnMu.Unlock()
+	if ch != nil {
+		close(ch)
 	}
 }
 
@@ -374,6 +414,9 @@ func (l *eventLoop) waitTurn() {
 	ch := l.turned
 	l.turnMu.Unlock()
 	l.wanted.Store(true)
+	if l.parked.Load() {
+		return // see park
+	}
 	l.wake()
 	select {
 	case <-ch:
@@ -476,6 +519,8 @@ func (l *eventLoop) woke() {
 		switch {
 		case c.killReq.Load():
 			l.schedule(c)
+		case c.poked.Swap(false):
+			l.schedule(c) // its SHUTDOWN was refused: reply, run the rest
 		case sweep && now.UnixMilli()-c.lastSeen.Load() > t*1000:
 			l.srv.log.Debug("closing idle client", "id", c.id, "addr", c.addr)
 			l.drop(c)
@@ -591,8 +636,10 @@ func (l *eventLoop) writeOut(c *Conn) bool {
 		}
 		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_MOD, c.fd, &ev)
 		c.waitOut = want
-		if !want && c.pending {
-			l.schedule(c) // requests left over from before it stalled
+		if !want && (c.pending || c.shutReq != nil) {
+			// Requests left over from before it stalled, or its
+			// SHUTDOWN's outcome (poked while it stalled).
+			l.schedule(c)
 		}
 	}
 	return true

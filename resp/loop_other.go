@@ -21,6 +21,9 @@ func (l *eventLoop) wake()                      {}
 func (l *eventLoop) kill(*Conn)                 {}
 func (l *eventLoop) stop()                      {}
 func (l *eventLoop) waitTurn()                  {}
+func (l *eventLoop) waitParked(chan struct{})   {}
+
+func (c *Conn) poke() {}
 
 func (c *Conn) readSome([]byte) (int, error) { return 0, errors.New("no event loop") }
 func (c *Conn) writeSome() error             { return errors.New("no event loop") }

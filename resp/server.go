@@ -36,16 +36,17 @@ type Server struct {
 	idleTimeout atomic.Int64
 	password    atomic.Pointer[string]
 
-	mu           sync.Mutex
-	conns        map[int64]*Conn
-	listeners    []net.Listener
-	nextID       atomic.Int64
-	closing      atomic.Bool
-	wg           sync.WaitGroup
-	shutdown     chan struct{} // closed when SHUTDOWN is requested
-	shutOnce     sync.Once
-	shutdownSave atomic.Int32 // see ShutdownSave
-	drainBy      atomic.Int64 // Unix ns until which closing event loops write out waiting replies
+	mu        sync.Mutex
+	conns     map[int64]*Conn
+	listeners []net.Listener
+	nextID    atomic.Int64
+	closing   atomic.Bool
+	wg        sync.WaitGroup
+	shutdowns chan *ShutdownRequest      // SHUTDOWN requests for main (shutdown.go)
+	pause     atomic.Pointer[pauseState] // set while paused (Pause)
+	closed    chan struct{}              // closed once Shutdown begins
+	closeOnce sync.Once
+	drainBy   atomic.Int64 // Unix ns until which closing event loops write out waiting replies
 
 	totalConns    atomic.Int64
 	rejectedConns atomic.Int64
@@ -72,13 +73,14 @@ const RedisVersion = "7.2.0"
 // New returns a server for store configured by cfg. Call Listen, then Serve.
 func New(store *shards.Store, cfg *config.Config, log *slog.Logger) *Server {
 	s := &Server{
-		store:    store,
-		cfg:      cfg,
-		log:      log,
-		start:    time.Now(),
-		conns:    make(map[int64]*Conn),
-		shutdown: make(chan struct{}),
-		errStats: make(map[string]int64),
+		store:     store,
+		cfg:       cfg,
+		log:       log,
+		start:     time.Now(),
+		conns:     make(map[int64]*Conn),
+		shutdowns: make(chan *ShutdownRequest, shutdownQueue),
+		closed:    make(chan struct{}),
+		errStats:  make(map[string]int64),
 	}
 	s.applyConfig()
 	for range runtime.GOMAXPROCS(0) {
@@ -288,6 +290,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.drainBy.Store(by.UnixNano())
 	s.closing.Store(true)
+	s.closeOnce.Do(func() { close(s.closed) })
+	s.Resume() // paused loops and clients see closing and run nothing more
 	s.closeListeners()
 	s.mu.Lock()
 	for _, c := range s.conns {
@@ -327,20 +331,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.mu.Unlock()
 		return ctx.Err()
 	}
-}
-
-// ShutdownRequested is closed when a client sends SHUTDOWN.
-func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
-
-// ShutdownSave reports what the SHUTDOWN command asked about the final
-// snapshot: 0 as configured, -1 NOSAVE, 1 SAVE.
-func (s *Server) ShutdownSave() int { return int(s.shutdownSave.Load()) }
-
-func (s *Server) requestShutdown(save int) {
-	s.shutOnce.Do(func() {
-		s.shutdownSave.Store(int32(save))
-		close(s.shutdown)
-	})
 }
 
 // countError records an error reply under its first word (errorstats).

@@ -1,0 +1,117 @@
+package resp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// nextShutdown returns the SHUTDOWN request main would receive.
+func nextShutdown(t *testing.T, ts *testServer) *ShutdownRequest {
+	t.Helper()
+	select {
+	case r := <-ts.srv.Shutdowns():
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatal("SHUTDOWN did not reach main")
+		return nil
+	}
+}
+
+// noReply checks that nothing arrives on r for a moment.
+func noReply(t *testing.T, r *rawConn) {
+	t.Helper()
+	r.nc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	b, err := r.rd.ReadByte()
+	require.Error(t, err, "have reply byte %q", b)
+}
+
+// TestPauseStopsRequests: while paused, what clients send is not run (a
+// SET does not reach the keyspace, its reply does not come); after Resume
+// it runs. Both connection modes, since each pauses differently.
+func TestPauseStopsRequests(t *testing.T) {
+	for _, mode := range connModes {
+		t.Run(mode, func(t *testing.T) {
+			ts := newTestServer(t, "event-loop", mode)
+			r := ts.raw(t)
+			require.Equal(t, "+OK\r\n", r.do("SET", "before", "1"))
+			ts.srv.Pause()
+			_, err := r.nc.Write([]byte("*3\r\n$3\r\nSET\r\n$6\r\nduring\r\n$1\r\n2\r\n"))
+			require.NoError(t, err)
+			late := ts.raw(t) // a connection accepted during the pause waits too
+			_, err = late.nc.Write([]byte("*3\r\n$3\r\nSET\r\n$4\r\nlate\r\n$1\r\n3\r\n"))
+			require.NoError(t, err)
+			noReply(t, r)
+			noReply(t, late)
+			require.Nil(t, ts.store.Peek([]byte("during"), 0))
+			require.Nil(t, ts.store.Peek([]byte("late"), 0))
+			require.NotNil(t, ts.store.Peek([]byte("before"), 0))
+			ts.srv.Resume()
+			require.Equal(t, "+OK\r\n", r.reply())
+			require.Equal(t, "+OK\r\n", late.reply())
+			require.Equal(t, "$1\r\n2\r\n", r.do("GET", "during"))
+		})
+	}
+}
+
+// TestShutdownRefused: SHUTDOWN waits for main's outcome without a reply,
+// and what the client pipelined after it waits too; refused, the client
+// gets Redis's error and its later requests run. Accepted (the server
+// shuts down), the client's connection closes without a reply, and a
+// paused server's requests never run.
+func TestShutdownRefused(t *testing.T) {
+	for _, mode := range connModes {
+		t.Run(mode, func(t *testing.T) {
+			ts := newTestServer(t, "event-loop", mode)
+			r := ts.raw(t)
+			_, err := r.nc.Write([]byte("*2\r\n$8\r\nSHUTDOWN\r\n$5\r\nFORCE\r\n*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n"))
+			require.NoError(t, err)
+			req := nextShutdown(t, ts)
+			require.True(t, req.Force)
+			require.Equal(t, 0, req.Save)
+			noReply(t, r)
+			require.Nil(t, ts.store.Peek([]byte("after"), 0), "a request after SHUTDOWN ran before the outcome")
+			other := ts.raw(t)
+			require.Equal(t, "+PONG\r\n", other.do("PING"), "other clients go on")
+
+			ts.srv.Pause()
+			ts.srv.Resume()
+			req.Refuse()
+			require.Equal(t, "-"+errShutdownFailed+"\r\n", r.reply())
+			require.Equal(t, "+OK\r\n", r.reply())
+			require.Equal(t, "$1\r\n1\r\n", r.do("GET", "after"))
+
+			// Again, and this time the shutdown goes ahead.
+			_, err = r.nc.Write([]byte("*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n*3\r\n$3\r\nSET\r\n$5\r\nnever\r\n$1\r\n1\r\n"))
+			require.NoError(t, err)
+			req = nextShutdown(t, ts)
+			require.Equal(t, -1, req.Save)
+			require.False(t, req.Force)
+			ts.srv.Pause()
+			_, err = other.nc.Write([]byte("*3\r\n$3\r\nSET\r\n$6\r\nnever3\r\n$1\r\n1\r\n"))
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			require.NoError(t, ts.srv.Shutdown(ctx))
+			r.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			b, err := r.rd.ReadByte()
+			require.Error(t, err, "have reply byte %q", b)
+			require.Nil(t, ts.store.Peek([]byte("never"), 0))
+			require.Nil(t, ts.store.Peek([]byte("never3"), 0))
+		})
+	}
+}
+
+// TestShutdownQueueFull: SHUTDOWN requests beyond what main has taken are
+// refused at once rather than waiting forever.
+func TestShutdownQueueFull(t *testing.T) {
+	ts := newTestServer(t)
+	for range shutdownQueue {
+		ts.srv.shutdowns <- &ShutdownRequest{done: make(chan struct{})}
+	}
+	r := ts.raw(t)
+	require.Equal(t, "-"+errShutdownFailed+"\r\n", r.do("SHUTDOWN"))
+	require.Equal(t, "+PONG\r\n", r.do("PING"))
+}
