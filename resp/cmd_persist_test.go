@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -391,11 +392,38 @@ func TestRestoreErrors(t *testing.T) {
 func TestRestoreBadDataFormat(t *testing.T) {
 	ts := newTestServer(t)
 	r := ts.raw(t)
-	// A payload whose footer and checksum are right around a body that is
-	// not a value (a sorted set with a NaN score).
-	body := []byte{0x03, 1, 0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, 'm'}
-	payload := sealDump(body)
-	require.Equal(t, "-"+errBadDataFormat+"\r\n", r.do("RESTORE", "k", "0", string(payload)))
+	nowMs := ts.clock.Now() / 1e6
+	slLog := func(ts int64) string {
+		l := &shards.SlidingLog{}
+		l.Add(ts, 2)
+		return objectPayload(shards.KindSlidingLog, l)
+	}
+	// Payloads whose footer and checksum are right around a body that is
+	// not a value ratekv can hold.
+	for i, tt := range []struct {
+		name    string
+		payload string
+	}{
+		{"zset with a NaN score", string(sealDump([]byte{0x03, 1, 0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, 'm'}))},
+		// SL.THROTTLE on these set the key's deadline to the newest
+		// timestamp plus the window, which wrapped negative: the key
+		// and its log were gone at once.
+		{"sllog timestamp near MaxInt64", slLog(math.MaxInt64 - 10)},
+		{"sllog timestamp a window from MaxInt64", slLog(math.MaxInt64 - 1_000_000)},
+		{"sllog timestamp at MinInt64", slLog(math.MinInt64)}, // out of range the other way
+		// now minus this start wrapped to MinInt64: SW.THROTTLE replied a
+		// negative reset_after_ms and the key was gone at once.
+		{"swindow start now-2^63", objectPayload(shards.KindSlidingWindow, &shards.SlidingWindow{Start: nowMs + math.MinInt64, Cur: 5, Prev: 5})},
+		{"swindow start at MaxInt64", objectPayload(shards.KindSlidingWindow, &shards.SlidingWindow{Start: math.MaxInt64, Cur: 5})},
+	} {
+		require.Equal(t, "-"+errBadDataFormat+"\r\n", r.do("RESTORE", "k", "0", tt.payload), "step %d (%s)", i, tt.name)
+		require.Equal(t, ":0\r\n", r.do("EXISTS", "k"), "step %d (%s)", i, tt.name)
+	}
+	// A log and a window far in the future but within range still load,
+	// and a throttle keeps them until the newest entry leaves the window.
+	require.Equal(t, "+OK\r\n", r.do("RESTORE", "sl", "0", slLog((nowMs+1e12)*1000)))
+	require.Equal(t, "*5\r\n:1\r\n:2\r\n:0\r\n:1000000001000\r\n:1000000001000\r\n", r.do("SL.THROTTLE", "sl", "2", "1000"))
+	require.Equal(t, ":"+strconv.FormatInt(nowMs+1e12+1000, 10)+"\r\n", r.do("PEXPIRETIME", "sl"))
 }
 
 // sealDump adds the DUMP footer to a value body, via a round trip through

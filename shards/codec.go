@@ -22,6 +22,10 @@ package shards
 //	              uvarint count-1
 //	0x05 swindow  varint start, varint cur, varint prev
 //
+// Times in values (a sliding log's timestamps in µs, a sliding window's
+// start in ms) lie within ±2^61 (maxTime); a sliding window's counts are
+// not negative.
+//
 // A snapshot record is: uvarint key length, key, varint absolute deadline
 // in Unix ms (0: none), value. A DUMP payload is a value followed by a
 // footer: the magic "RK", a format version byte and the CRC-32C
@@ -46,6 +50,13 @@ const (
 	tagSlidingLog    byte = 0x04
 	tagSlidingWindow byte = 0x05
 )
+
+// maxTime bounds the times a decoded value holds, on either side of the
+// epoch. 2^61 µs is some 73,000 years, far beyond any clock reading, yet
+// two such times are less than 2^63 apart, and one plus or minus anything
+// below 2^62 (a clock reading, a window, a rounding) cannot overflow int64. The limiters' arithmetic relies on it: SL.THROTTLE, for
+// one, sets the key's deadline to the newest timestamp plus the window.
+const maxTime = 1 << 61
 
 // Dump payload footer: magic, version, CRC-32C.
 const (
@@ -310,7 +321,7 @@ func (d *decoder) value() Value {
 		return Value{kind: KindSlidingLog, obj: d.slidingLog()}
 	case tagSlidingWindow:
 		w := &SlidingWindow{Start: d.varint(), Cur: d.varint(), Prev: d.varint()}
-		if w.Cur < 0 || w.Prev < 0 {
+		if w.Cur < 0 || w.Prev < 0 || !inTime(w.Start) {
 			d.fail()
 		}
 		return Value{kind: KindSlidingWindow, obj: w}
@@ -318,3 +329,6 @@ func (d *decoder) value() Value {
 	d.fail()
 	return Value{}
 }
+
+// inTime reports whether t lies within ±maxTime.
+func inTime(t int64) bool { return -maxTime <= t && t <= maxTime }

@@ -87,7 +87,7 @@ func appendSlidingLog(dst []byte, l *SlidingLog) []byte {
 const maxLogEntries = 1 << 60
 
 // slidingLog decodes a sliding log. Runs must account for exactly the
-// announced number of entries, timestamps must not overflow.
+// announced number of entries, timestamps must lie within ±maxTime.
 func (d *decoder) slidingLog() *SlidingLog {
 	l := &SlidingLog{}
 	total := d.uvarint()
@@ -105,6 +105,9 @@ func (d *decoder) slidingLog() *SlidingLog {
 				d.fail()
 			}
 			ts += int64(delta)
+		}
+		if !inTime(ts) {
+			d.fail()
 		}
 		count := d.uvarint()
 		if d.err != nil || count > total-seen-1 {

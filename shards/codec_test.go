@@ -57,6 +57,9 @@ func codecEntries(t testing.TB) []struct {
 	sameTS.Add(5, 1)
 	sameTS.Add(5, 2) // a run of delta 0
 	sameTS.Add(9, 1)
+	span := &SlidingLog{}
+	span.Add(-maxTime, 1)
+	span.Add(maxTime, 2) // the widest gap a log can hold
 	mk := func(f func(k []byte, e *Entry)) *Entry { k, e := fresh(); f(k, e); return e }
 	return []struct {
 		name string
@@ -83,11 +86,15 @@ func codecEntries(t testing.TB) []struct {
 		{"sllog trimmed", mk(func(k []byte, e *Entry) { cs.SetObject(k, e, KindSlidingLog, trimmed) })},
 		{"sllog equal timestamps", mk(func(k []byte, e *Entry) { cs.SetObject(k, e, KindSlidingLog, sameTS) })},
 		{"sllog empty", mk(func(k []byte, e *Entry) { cs.SetObject(k, e, KindSlidingLog, &SlidingLog{}) })},
+		{"sllog at the time bounds", mk(func(k []byte, e *Entry) { cs.SetObject(k, e, KindSlidingLog, span) })},
 		{"swindow", mk(func(k []byte, e *Entry) {
 			cs.SetObject(k, e, KindSlidingWindow, &SlidingWindow{Start: 1_700_000_000_000, Cur: 7, Prev: 12})
 		})},
 		{"swindow negative start", mk(func(k []byte, e *Entry) {
 			cs.SetObject(k, e, KindSlidingWindow, &SlidingWindow{Start: -60_000, Cur: 1})
+		})},
+		{"swindow start at the time bound", mk(func(k []byte, e *Entry) {
+			cs.SetObject(k, e, KindSlidingWindow, &SlidingWindow{Start: -maxTime, Cur: math.MaxInt64, Prev: 1})
 		})},
 	}
 }
@@ -198,6 +205,15 @@ func TestDecodeDumpErrors(t *testing.T) {
 		{"sllog runs short of total", withFooter([]byte{tagSlidingLog, 3, 0, 0}, dumpVersion), ErrBadData},
 		{"sllog timestamp overflow", withFooter(binary.AppendUvarint(binary.AppendVarint([]byte{tagSlidingLog, 2}, math.MaxInt64), 0), dumpVersion), ErrBadData},
 		{"swindow negative count", withFooter([]byte{tagSlidingWindow, 0, 1, 0}, dumpVersion), ErrBadData},
+		// Times beyond ±maxTime: SL.THROTTLE's deadline, the newest
+		// timestamp plus the window, wrapped negative, and SW.THROTTLE's
+		// elapsed time, now minus the start, could wrap too.
+		{"sllog timestamp near MaxInt64", withFooter(binary.AppendUvarint(binary.AppendVarint([]byte{tagSlidingLog, 2}, math.MaxInt64-10), 1), dumpVersion), ErrBadData},
+		{"sllog timestamp past maxTime", withFooter(binary.AppendUvarint(binary.AppendVarint([]byte{tagSlidingLog, 1}, maxTime+1), 0), dumpVersion), ErrBadData},
+		{"sllog timestamp before -maxTime", withFooter(binary.AppendUvarint(binary.AppendVarint([]byte{tagSlidingLog, 1}, math.MinInt64), 0), dumpVersion), ErrBadData},
+		{"sllog delta past maxTime", withFooter(binary.AppendUvarint(binary.AppendUvarint([]byte{tagSlidingLog, 2, 0, 0}, maxTime+1), 0), dumpVersion), ErrBadData},
+		{"swindow start near MaxInt64", withFooter(binary.AppendVarint(binary.AppendVarint(binary.AppendVarint([]byte{tagSlidingWindow}, math.MaxInt64), 1), 1), dumpVersion), ErrBadData},
+		{"swindow start before -maxTime", withFooter(binary.AppendVarint(binary.AppendVarint(binary.AppendVarint([]byte{tagSlidingWindow}, -maxTime-1), 1), 1), dumpVersion), ErrBadData},
 	} {
 		_, err := DecodeDump(tt.payload)
 		require.ErrorIs(t, err, tt.want, "step %d (%s): have %v", i, tt.name, err)
