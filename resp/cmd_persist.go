@@ -174,7 +174,11 @@ func parseRestoreOptions(args [][]byte) (restoreOpts, string) {
 //
 // The checks run in Redis's order: options, BUSYKEY, the TTL, the payload's
 // footer and checksum, the payload's contents. A deadline already past
-// stores nothing (deleting the key with REPLACE) and replies OK.
+// stores nothing (deleting the key with REPLACE) and replies OK. A relative
+// TTL that overflows once the clock is added gets "invalid expire time"
+// and leaves the key alone, as in Redis since redis/redis#15756 (Redis 7.0
+// wraps it into the past: OK, nothing stored, the old key deleted with
+// REPLACE).
 func cmdRestore(c *Conn, args [][]byte) {
 	o, msg := parseRestoreOptions(args[4:])
 	if msg != "" {
@@ -206,7 +210,10 @@ func cmdRestore(c *Conn, args [][]byte) {
 		return
 	}
 	if ttl != 0 && !o.absTTL {
-		ttl += c.nowMs
+		if ttl, ok = expireDeadline(ttl, false, c.nowMs); !ok {
+			c.WriteError(sprintf(errInvalidExpire, "restore"))
+			return
+		}
 	}
 	if ttl != 0 && ttl <= c.nowMs {
 		if o.replace {

@@ -348,6 +348,15 @@ func TestRestoreTTL(t *testing.T) {
 		{[]string{"RESTORE", "b", strconv.FormatInt(nowMs-1, 10), p, "ABSTTL"}, "+OK\r\n", -2},            // past: not created
 		{[]string{"RESTORE", "c", "1", p, "IDLETIME", "10"}, "+OK\r\n", nowMs + 1},
 		{[]string{"RESTORE", "d", "0", p, "FREQ", "255", "ABSTTL"}, "+OK\r\n", -1},
+		// A relative TTL that overflows once the clock is added is
+		// refused and leaves the key alone; it wrapped into the past
+		// (OK, nothing stored, the old key deleted with REPLACE).
+		{[]string{"RESTORE", "e", "5000", p}, "+OK\r\n", nowMs + 5000},
+		{[]string{"RESTORE", "e", "9223372036854775807", p, "REPLACE"}, "-ERR invalid expire time in 'restore' command\r\n", nowMs + 5000},
+		{[]string{"RESTORE", "e", strconv.FormatInt(math.MaxInt64-nowMs+1, 10), p, "REPLACE"}, "-ERR invalid expire time in 'restore' command\r\n", nowMs + 5000},
+		{[]string{"RESTORE", "f", "9223372036854775807", p}, "-ERR invalid expire time in 'restore' command\r\n", -2},
+		{[]string{"RESTORE", "f", strconv.FormatInt(math.MaxInt64-nowMs, 10), p}, "+OK\r\n", math.MaxInt64},
+		{[]string{"RESTORE", "g", "9223372036854775807", p, "ABSTTL"}, "+OK\r\n", math.MaxInt64},
 	} {
 		require.Equal(t, tt.reply, r.do(tt.args...), "step %d: %v", i, tt.args[:3])
 		require.Equal(t, ":"+strconv.FormatInt(tt.deadline, 10)+"\r\n", r.do("PEXPIRETIME", tt.args[1]), "step %d", i)
