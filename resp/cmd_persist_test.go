@@ -414,6 +414,11 @@ func TestRestoreBadDataFormat(t *testing.T) {
 		payload string
 	}{
 		{"zset with a NaN score", string(sealDump([]byte{0x03, 1, 0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, 'm'}))},
+		// Redis never keeps an empty sorted set and refuses to restore
+		// one; ratekv stored it, and ZRANDMEMBER key, ZRANDMEMBER key -2
+		// and ZPOPMIN key then wrote no reply, or an array header with
+		// nothing after it, which left the client's replies out of step.
+		{"zset with no member", string(sealDump([]byte{0x03, 0}))},
 		// SL.THROTTLE on these set the key's deadline to the newest
 		// timestamp plus the window, which wrapped negative: the key
 		// and its log were gone at once.

@@ -14,8 +14,8 @@ package shards
 //	0x01 string   uvarint length, bytes
 //	0x02 integer  varint (a string holding a canonical decimal integer:
 //	              counters, CL.THROTTLE TATs)
-//	0x03 zset     uvarint count, then count × (score: float64 bits, 8
-//	              bytes little-endian; uvarint length; member)
+//	0x03 zset     uvarint count (>= 1), then count × (score: float64
+//	              bits, 8 bytes little-endian; uvarint length; member)
 //	0x04 sllog    uvarint entries, then runs until the entries are counted:
 //	              the first run's timestamp as a varint, later ones as a
 //	              uvarint delta from the previous run, each followed by a

@@ -31,16 +31,22 @@ func appendZSet(dst []byte, z *ZSet) []byte {
 	return dst
 }
 
-// zset decodes a sorted set. A NaN score or a repeated member is bad data.
+// zset decodes a sorted set. A NaN score, a repeated member or no member
+// at all is bad data: no key holds an empty set (the commands delete a key
+// whose set they empty, and Redis's RESTORE refuses one), and the commands
+// rely on it.
 func (d *decoder) zset() *ZSet {
 	n := d.length(8 + 1)
+	if d.err == nil && n == 0 {
+		d.fail()
+	}
 	if d.err != nil {
 		return nil
 	}
 	// The encoding Redis would pick for n members: peek at the first
 	// member's length for the value-size limit.
 	first := 0
-	if n > 0 && len(d.b)-d.off > 8 {
+	if len(d.b)-d.off > 8 {
 		if l, k := binary.Uvarint(d.b[d.off+8:]); k > 0 && l < math.MaxInt32 {
 			first = int(l)
 		}
