@@ -54,8 +54,9 @@ const (
 // maxTime bounds the times a decoded value holds, on either side of the
 // epoch. 2^61 µs is some 73,000 years, far beyond any clock reading, yet
 // two such times are less than 2^63 apart, and one plus or minus anything
-// below 2^62 (a clock reading, a window, a rounding) cannot overflow int64. The limiters' arithmetic relies on it: SL.THROTTLE, for
-// one, sets the key's deadline to the newest timestamp plus the window.
+// below 2^62 (a clock reading, a window, a rounding) cannot overflow
+// int64. The limiters' arithmetic relies on it: SL.THROTTLE, for one,
+// sets the key's deadline to the newest timestamp plus the window.
 const maxTime = 1 << 61
 
 // Dump payload footer: magic, version, CRC-32C.
