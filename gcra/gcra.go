@@ -37,8 +37,10 @@ var (
 
 	// ErrOverflow means a value the algorithm needs (period in nanoseconds,
 	// limit, the delay variation tolerance, the quantity's cost, or the new
-	// TAT) does not fit in an int64 of nanoseconds. redis-cell wraps around
-	// or crashes there.
+	// TAT an allowed call stores) does not fit in an int64 of nanoseconds.
+	// redis-cell wraps around or crashes there, except for the new TAT,
+	// which it stores as a u64. A limited call needs no new TAT, so it
+	// replies however far beyond int64 that TAT would be.
 	ErrOverflow = errors.New("gcra: value out of range of int64 nanoseconds")
 )
 
@@ -208,25 +210,25 @@ func throttle(tat int64, hasTAT bool, now int64, p Params) (Result, error) {
 		}
 	} else {
 		// redis-cell: new_tat = max(now, tat) + inc; limited when
-		// now - (new_tat - dvt) < 0, i.e. when new_tat - now > dvt.
-		next, ok := add(held, rt.inc)
-		if !ok {
-			return Result{}, ErrOverflow
-		}
-		newTAT, ok := add(now, next)
-		if !ok {
-			return Result{}, ErrOverflow
-		}
-		if next > rt.dvt {
+		// now - (new_tat - dvt) < 0, i.e. when held + inc > dvt. That is
+		// tested as inc > dvt - held (both non-negative: no overflow), so
+		// a limited call needs no new TAT: it stores nothing, and one
+		// beyond int64 (redis-cell keeps it in an OffsetDateTime) is no
+		// reason for an error.
+		if rt.inc > rt.dvt-held {
 			r.Limited = true
 			if rt.inc <= rt.dvt {
-				// next > dvt >= 0: no overflow.
-				r.RetryAfter = seconds(next - rt.dvt)
+				// held + inc - dvt > 0, with 0 <= dvt - inc <= dvt.
+				r.RetryAfter = seconds(held - (rt.dvt - rt.inc))
 			}
 			ttl = held // a limited call leaves the key as it is
 		} else {
-			ttl = next
-			r.Write, r.NewTAT, r.TTL = true, newTAT, next
+			ttl = held + rt.inc // <= dvt
+			newTAT, ok := add(now, ttl)
+			if !ok {
+				return Result{}, ErrOverflow // the TAT to store
+			}
+			r.Write, r.NewTAT, r.TTL = true, newTAT, ttl
 		}
 	}
 	r.Remaining = remaining(rt, ttl)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // t0 is the virtual clock's origin: a realistic Unix time in nanoseconds with
@@ -357,7 +359,7 @@ func TestThrottleErrors(t *testing.T) {
 		{"quantity cost overflows", 0, false, t0, pr(5, 1, 60, math.MaxInt64), ErrOverflow},
 		{"refund cost overflows", 0, false, t0, pr(5, 1, 60, math.MinInt64), ErrOverflow},
 		{"now + inc overflows", 0, false, math.MaxInt64 - 1, pr(5, 1, 60, 1), ErrOverflow},
-		{"TAT + inc overflows", math.MaxInt64 - 10, true, t0, pr(5, 1, 60, 1), ErrOverflow},
+		{"TAT + inc overflows on an allowed call", math.MaxInt64 - 10, true, math.MaxInt64 - 100e9, pr(5, 1, 60, 1), ErrOverflow},
 		{"largest period, quantity 1", 0, false, t0, pr(0, 1, 9223372036, 1), ErrOverflow},
 		{"TAT - now overflows", math.MaxInt64, true, math.MinInt64, pr(5, 1, 60, 0), ErrOverflow},
 	}
@@ -419,4 +421,63 @@ func TestThrottleDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("have %v allocs per run, want 0", allocs)
 	}
+}
+
+// hugeCase is one call at now = t0 whose values come near the int64 range.
+type hugeCase struct {
+	name  string
+	held  time.Duration // stored TAT - now, when has
+	has   bool
+	p     Params
+	want  [5]int64
+	write bool
+	ttl   time.Duration // Result.TTL when write
+}
+
+// runHugeCases checks each case's reply and storage request, and that
+// Peek replies the same.
+func runHugeCases(t *testing.T, tests []hugeCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := t0
+			tat := now + int64(tt.held)
+			r, err := Throttle(tat, tt.has, now, tt.p)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, reply(r))
+			require.Equal(t, tt.write, r.Write, "write")
+			require.False(t, r.Delete, "delete")
+			if tt.write {
+				require.Equal(t, int64(tt.ttl), r.TTL, "TTL")
+				require.Equal(t, now+int64(tt.ttl), r.NewTAT, "NewTAT")
+			}
+			pk, err := Peek(tat, tt.has, now, tt.p)
+			require.NoError(t, err, "peek")
+			require.Equal(t, reply(r), reply(pk), "peek")
+		})
+	}
+}
+
+// TestThrottleLimitedHugeQuantity: a limited call stores nothing, so a new
+// TAT beyond int64 nanoseconds is no reason for an error. redis-cell keeps
+// it in an OffsetDateTime and replies (spec §3: quantity > limit is
+// limited with retry_after -1 and reset_after tat-now); ratekv must too
+// (§11.1), on a fresh key and on a limited one alike. Only the cost
+// ei×quantity itself, which redis-cell wraps, is an overflow (§11.3).
+func TestThrottleLimitedHugeQuantity(t *testing.T) {
+	const s = time.Second
+	runHugeCases(t, []hugeCase{
+		// ei 60 s; the cost fits in int64 up to quantity 153722867, but
+		// now + cost does not.
+		{"fresh, new TAT past int64", 0, false, pr(5, 1, 60, 150000000), [5]int64{1, 6, 6, -1, 0}, false, 0},
+		{"fresh, largest quantity whose cost fits", 0, false, pr(5, 1, 60, 153722867), [5]int64{1, 6, 6, -1, 0}, false, 0},
+		{"limited key, new TAT fits", 360 * s, true, pr(5, 1, 60, 120000000), [5]int64{1, 6, 0, -1, 360}, false, 0},
+		{"limited key, new TAT past int64", 360 * s, true, pr(5, 1, 60, 150000000), [5]int64{1, 6, 0, -1, 360}, false, 0},
+		{"limited key, held + cost past int64", 360 * s, true, pr(5, 1, 60, 153722867), [5]int64{1, 6, 0, -1, 360}, false, 0},
+		// dvt 9223372020000000000 ns: quantity <= limit, so retry_after
+		// is a real (huge) wait, not -1.
+		{"huge dvt, held + cost past int64", 6e18, true, pr(153722866, 1, 60, 60000000), [5]int64{1, 153722867, 53722867, 376627980, 6000000000}, false, 0},
+		{"huge dvt, new TAT past int64", 6e18 + 10*s, true, pr(153722866, 1, 60, 53722867), [5]int64{1, 153722867, 53722866, 10, 6000000010}, false, 0},
+		{"stored TAT near MaxInt64", time.Duration(math.MaxInt64 - 10 - t0), true, pr(5, 1, 60, 1), [5]int64{1, 6, 0, 7523371737, 7523372037}, false, 0},
+	})
 }

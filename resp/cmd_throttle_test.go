@@ -308,3 +308,52 @@ func TestClThrottleAllRepeatedKeyShowsWhichBit(t *testing.T) {
 	require.Equal(t, want, r.do("CL.THROTTLEALL", "2", "k", "0", "1", "60", "k", "0", "1", "60"))
 	require.Equal(t, "*5\r\n:0\r\n:1\r\n:0\r\n:-1\r\n:60\r\n", r.do("CL.THROTTLE", "k", "0", "1", "60"), "nothing was consumed")
 }
+
+// throttleReply is the raw RESP reply of CL.THROTTLE's integers.
+func throttleReply(v ...int64) string {
+	s := fmt.Sprintf("*%d\r\n", len(v))
+	for _, n := range v {
+		s += fmt.Sprintf(":%d\r\n", n)
+	}
+	return s
+}
+
+// TestClThrottleLimitedHugeQuantity: a huge quantity whose cost still fits
+// in int64 (ei×quantity) is limited with retry_after -1 (spec §3), on a
+// fresh key and on a limited one, and touches nothing; only a cost that
+// overflows is an error (§11.3). It replied ERR value is not an integer or
+// out of range whenever the new TAT, which a limited call never stores,
+// passed the int64 range.
+func TestClThrottleLimitedHugeQuantity(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	rp, notInt := throttleReply, errReply(errNotInt)
+	// First call on a fresh key: limited, no key created.
+	runRawSteps(t, r, []rawStep{
+		{a("CL.THROTTLE", "h", "5", "1", "60", "150000000"), rp(1, 6, 6, -1, 0)},
+		{a("CL.THROTTLE", "h", "5", "1", "60", "153722867"), rp(1, 6, 6, -1, 0)},
+		{a("CL.PEEK", "h", "5", "1", "60", "153722867"), rp(1, 6, 6, -1, 0)},
+		{a("EXISTS", "h"), ":0\r\n"},
+		{a("CL.THROTTLE", "h", "5", "1", "60", "153722868"), notInt}, // 60 s × quantity overflows
+		{a("CL.THROTTLE", "h", "5", "1", "60", "6"), rp(0, 6, 0, -1, 360)},
+	})
+	// The same quantities on the now limited key.
+	tat := r.do("GET", "h")
+	runRawSteps(t, r, []rawStep{
+		{a("CL.THROTTLE", "h", "5", "1", "60", "150000000"), rp(1, 6, 0, -1, 360)},
+		{a("CL.THROTTLE", "h", "5", "1", "60", "153722867"), rp(1, 6, 0, -1, 360)},
+		{a("CL.PEEK", "h", "5", "1", "60", "153722867"), rp(1, 6, 0, -1, 360)},
+		{a("CL.THROTTLE", "h", "5", "1", "60", "153722868"), notInt},
+		{a("GET", "h"), tat},
+		{a("PTTL", "h"), ":360000\r\n"},
+		// A huge bucket (dvt 9223372020 s): quantity <= limit, so a real
+		// retry_after, far beyond what int64 nanoseconds reach from now.
+		{a("CL.THROTTLE", "d", "153722866", "1", "60", "100000000"), rp(0, 153722867, 53722867, -1, 6000000000)},
+		{a("CL.THROTTLE", "d", "153722866", "1", "60", "60000000"), rp(1, 153722867, 53722867, 376627980, 6000000000)},
+		{a("PTTL", "d"), ":6000000000000\r\n"},
+		// CL.THROTTLEALL: the same quantity is refused, not an error.
+		{a("CL.THROTTLEALL", "2", "h", "5", "1", "60", "a", "5", "1", "60", "QUANTITY", "150000000"),
+			"*3\r\n:1\r\n" + rp(1, 6, 0, -1, 360) + rp(1, 6, 6, -1, 0)},
+		{a("EXISTS", "a"), ":0\r\n"},
+		{a("GET", "h"), tat},
+	})
+}
