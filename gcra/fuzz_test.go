@@ -18,6 +18,8 @@ func FuzzThrottle(f *testing.F) {
 	f.Add(t0+nsPerSecond, true, t0, int64(5), int64(1), int64(60), int64(-3))
 	f.Add(int64(math.MaxInt64), true, int64(math.MinInt64), int64(-1), int64(0), int64(9e18), int64(math.MinInt64))
 	f.Add(int64(0), false, int64(math.MaxInt64), int64(math.MaxInt64), int64(-1), int64(-1), int64(math.MaxInt64))
+	f.Add(int64(0), false, t0, int64(5), int64(math.MaxInt64), int64(math.MaxInt64), int64(1))
+	f.Add(t0+360*nsPerSecond, true, t0, int64(5), int64(1), int64(60), int64(153722867))
 	f.Fuzz(func(t *testing.T, tat int64, hasTAT bool, now, maxBurst, count, period, quantity int64) {
 		p := Params{MaxBurst: maxBurst, Count: count, Period: period, Quantity: quantity}
 		checkCall(t, tat, hasTAT, now, p)
@@ -50,7 +52,7 @@ func checkCall(t *testing.T, tat int64, hasTAT bool, now int64, p Params) {
 		if r != (Result{}) {
 			t.Fatalf("%d %v %d %+v: error %v with non-zero result %+v", tat, hasTAT, now, p, err, r)
 		}
-		if p.MaxBurst >= 0 && p.Count > 0 && p.Period > 0 && p.Period <= 9223372036 && emissionInterval(p.Period*nsPerSecond, p.Count) > 0 && !errors.Is(err, ErrOverflow) {
+		if p.MaxBurst >= 0 && p.Count > 0 && p.Period > 0 && emissionInterval(p.Period, p.Count) > 0 && !errors.Is(err, ErrOverflow) {
 			t.Fatalf("%d %v %d %+v: sane parameters rejected: %v", tat, hasTAT, now, p, err)
 		}
 		return
@@ -114,7 +116,7 @@ func checkCall(t *testing.T, tat int64, hasTAT bool, now int64, p Params) {
 	case p.Quantity > 0 && r.Write:
 		// The TAT never moves backwards on an allowed call, and moves
 		// forward by at least the cost.
-		ei := emissionInterval(p.Period*nsPerSecond, p.Count)
+		ei := emissionInterval(p.Period, p.Count)
 		if r.NewTAT < base || r.NewTAT-base != ei*p.Quantity {
 			fail("new TAT is not max(TAT, now) + ei*quantity")
 		}

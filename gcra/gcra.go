@@ -8,7 +8,9 @@ package gcra
 // the helpers in arith.go; no expression here relies on wrapping.
 //
 // The emission interval is computed the way redis-cell computes it, with a
-// float64 division truncated toward zero, not with an integer division. For
+// float64 division truncated toward zero, not with an integer division,
+// of period·1e9 taken exactly (redis-cell's i128), so a period beyond
+// int64 nanoseconds is fine when count brings the interval back in range. For
 // period·1e9 < 2^53 ns (periods under about 104 days) the two are identical;
 // above that they can differ by a nanosecond (a one-year period with count
 // 1091402 gives 28894944301 ns in float64, 28894944300 in integers), and
@@ -21,6 +23,7 @@ package gcra
 import (
 	"errors"
 	"math"
+	"math/bits"
 )
 
 // Errors returned by Throttle and Peek. The server maps each to its wire
@@ -133,20 +136,16 @@ func newRates(p Params) (rates, error) {
 	if p.Count == 0 || p.Period == 0 {
 		return rates{}, ErrZeroRate
 	}
-	ns, nsOK := mul(p.Period, nsPerSecond)
-	var ei int64
-	if nsOK {
-		// With |period·1e9| > MaxInt64 >= |count| the interval cannot be
-		// zero, so redis-cell would not report a zero rate there either.
-		ei = emissionInterval(ns, p.Count)
-		if ei == 0 {
-			return rates{}, ErrZeroRate
-		}
+	ei := emissionInterval(p.Period, p.Count)
+	if ei == 0 {
+		return rates{}, ErrZeroRate
 	}
 	if p.MaxBurst < 0 || p.Count < 0 || p.Period < 0 {
 		return rates{}, ErrNegative
 	}
-	if !nsOK {
+	if ei == math.MaxInt64 {
+		// Saturated: period/count is beyond int64 nanoseconds (a
+		// quotient below 2^63 truncates to at most 2^63-1024).
 		return rates{}, ErrOverflow
 	}
 	limit, ok := add(p.MaxBurst, 1)
@@ -165,11 +164,12 @@ func newRates(p Params) (rates, error) {
 }
 
 // emissionInterval is redis-cell's Rate::per_period: the float64 quotient
-// ns/count truncated toward zero and saturated to int64, like Rust's
+// period·1e9/count (period in seconds, the product exact, as redis-cell's
+// i128) truncated toward zero and saturated to int64, like Rust's
 // `as i64`. count must not be 0.
-func emissionInterval(ns, count int64) int64 {
+func emissionInterval(period, count int64) int64 {
 	const twoTo63 = float64(1 << 63)
-	q := float64(ns) / float64(count)
+	q := periodFloat(period) / float64(count)
 	switch {
 	case q >= twoTo63:
 		return math.MaxInt64
@@ -177,6 +177,30 @@ func emissionInterval(ns, count int64) int64 {
 		return math.MinInt64
 	}
 	return int64(q)
+}
+
+// periodFloat returns period·1e9 as a float64 rounded once from the
+// exact 128-bit product, as redis-cell's `whole_nanoseconds() as f64`
+// (i128 to f64: to nearest, ties to even). Below 2^63 ns this is just
+// float64(period*1e9).
+func periodFloat(period int64) float64 {
+	hi, lo := bits.Mul64(abs(period), nsPerSecond)
+	f := float64(lo)
+	if hi != 0 {
+		// Keep the top 64 bits with the bits shifted out folded into the
+		// lowest one, a sticky bit well below float64's rounding bit, so
+		// the one conversion rounds as the whole product would.
+		n := uint(bits.Len64(hi))
+		m := hi<<(64-n) | lo>>n
+		if lo<<(64-n) != 0 {
+			m |= 1
+		}
+		f = math.Ldexp(float64(m), int(n))
+	}
+	if period < 0 {
+		return -f
+	}
+	return f
 }
 
 func throttle(tat int64, hasTAT bool, now int64, p Params) (Result, error) {

@@ -3,6 +3,7 @@ package gcra
 import (
 	"errors"
 	"math"
+	"math/big"
 	"slices"
 	"testing"
 	"time"
@@ -354,6 +355,8 @@ func TestThrottleErrors(t *testing.T) {
 		{"period 9e18", 0, false, t0, pr(5, 1, 9e18, 1), ErrOverflow},
 		{"period 9e18, quantity 0", 0, false, t0, pr(5, 1, 9e18, 0), ErrOverflow},
 		{"smallest overflowing period", 0, false, t0, pr(0, 1, 9223372037, 0), ErrOverflow},
+		{"period·1e9/count saturates", 0, false, t0, pr(0, 1e9, math.MaxInt64, 0), ErrOverflow},
+		{"period·1e9/count just past int64", 0, false, t0, pr(0, 2, 18446744074, 0), ErrOverflow},
 		{"limit overflows", 0, false, t0, pr(math.MaxInt64, 1, 60, 1), ErrOverflow},
 		{"dvt overflows", 0, false, t0, pr(1e9, 1, 60, 1), ErrOverflow},
 		{"quantity cost overflows", 0, false, t0, pr(5, 1, 60, math.MaxInt64), ErrOverflow},
@@ -480,4 +483,39 @@ func TestThrottleLimitedHugeQuantity(t *testing.T) {
 		{"huge dvt, new TAT past int64", 6e18 + 10*s, true, pr(153722866, 1, 60, 53722867), [5]int64{1, 153722867, 53722866, 10, 6000000010}, false, 0},
 		{"stored TAT near MaxInt64", time.Duration(math.MaxInt64 - 10 - t0), true, pr(5, 1, 60, 1), [5]int64{1, 6, 0, 7523371737, 7523372037}, false, 0},
 	})
+}
+
+// TestThrottleHugePeriod: redis-cell computes period·1e9 in i128, exactly,
+// then divides as float64 (spec §3), so a period whose nanoseconds pass
+// int64 still gives an emission interval when count brings it back into
+// range; those are sane inputs and get redis-cell's reply (§11.1). Only an
+// interval that itself passes int64 (redis-cell saturates it) overflows,
+// in TestThrottleErrors.
+func TestThrottleHugePeriod(t *testing.T) {
+	const s = time.Second
+	runHugeCases(t, []hugeCase{
+		{"period and count MaxInt64", 0, false, pr(5, math.MaxInt64, math.MaxInt64, 1), [5]int64{0, 6, 5, -1, 1}, true, 1 * s},
+		{"period and count 9e18", 0, false, pr(5, 9e18, 9e18, 1), [5]int64{0, 6, 5, -1, 1}, true, 1 * s},
+		{"period MaxInt64, count 9223372036854775", 0, false, pr(0, 9223372036854775, math.MaxInt64, 1), [5]int64{0, 1, 0, -1, 1000}, true, 1000 * s},
+		// float64(9223372037e9)/2, as redis-cell divides (exactly it is
+		// ...500000000).
+		{"smallest period past int64 ns, count 2", 0, false, pr(0, 2, 9223372037, 1), [5]int64{0, 1, 0, -1, 4611686019}, true, 4611686018499999744},
+		{"largest period, count 1e10", 0, false, pr(5, 1e10, math.MaxInt64, 1), [5]int64{0, 6, 5, -1, 922337204}, true, 922337203685477632},
+		{"largest interval: period 18446744073, count 2", 0, false, pr(0, 2, 18446744073, 0), [5]int64{0, 1, 1, -1, 0}, true, 0},
+		{"largest period, count 1e10, limited", 0, false, pr(5, 1e10, math.MaxInt64, 7), [5]int64{1, 6, 6, -1, 0}, false, 0},
+	})
+}
+
+// TestPeriodFloat checks period·1e9 rounded once to float64 from the exact
+// product, as Rust's `i128 as f64` rounds (to nearest, ties to even).
+func TestPeriodFloat(t *testing.T) {
+	periods := []int64{1, 60, 9007199, 9007200, 9223372036, 9223372037, 1 << 40, 9e18, math.MaxInt64 - 1, math.MaxInt64, -1, -9223372037, math.MinInt64 + 1, math.MinInt64}
+	for p := int64(9223372037); p < 9223372037+5000; p++ {
+		periods = append(periods, p, p*1_000_003, -p*999_983)
+	}
+	for _, p := range periods {
+		exact := new(big.Int).Mul(big.NewInt(p), big.NewInt(nsPerSecond))
+		want, _ := new(big.Float).SetInt(exact).Float64()
+		require.Equal(t, want, periodFloat(p), "period %d", p)
+	}
 }

@@ -30,7 +30,7 @@ func TestWindowBound(t *testing.T) {
 			Period:   1 + rng.Int64N(5),
 			Quantity: 1,
 		}
-		ei := emissionInterval(p.Period*nsPerSecond, p.Count)
+		ei := emissionInterval(p.Period, p.Count)
 		limit := p.MaxBurst + 1
 
 		// Requests at random times: clumps of simultaneous calls and gaps
@@ -90,7 +90,7 @@ func TestWindowBoundTight(t *testing.T) {
 		{pr(9, 10, 3600, 1), 25},
 	}
 	for i, tt := range tests {
-		ei := emissionInterval(tt.p.Period*nsPerSecond, tt.p.Count)
+		ei := emissionInterval(tt.p.Period, tt.p.Count)
 		limit := tt.p.MaxBurst + 1
 		var (
 			tat int64

@@ -24,12 +24,8 @@ func refReply(tat int64, hasTAT bool, now int64, p Params) (reply [5]int64, ok b
 		}
 		return true
 	}
-	ns := new(big.Int).Mul(b(p.Period), b(nsPerSecond))
-	if !fits(ns) {
-		return reply, false
-	}
-	ei := int64(float64(ns.Int64()) / float64(p.Count))
-	if ei == 0 {
+	ei, ok := refInterval(p)
+	if !ok || ei == 0 {
 		return reply, false
 	}
 	limit := new(big.Int).Add(b(p.MaxBurst), b(1))
@@ -66,6 +62,20 @@ func refReply(tat int64, hasTAT bool, now int64, p Params) (reply [5]int64, ok b
 		remaining = saturate(float64(next.Int64()/1000) / float64(ei/1000))
 	}
 	return [5]int64{reply[0], limit.Int64(), remaining, refSeconds(retry.Int64()), refSeconds(ttl.Int64())}, true
+}
+
+// refInterval is redis-cell's emission interval: period·1e9 exact (its
+// i128), converted to float64 to nearest, ties to even (Rust's `as f64`,
+// big.Float's Float64), divided by count and truncated. ok is false when
+// the quotient saturates int64.
+func refInterval(p Params) (ei int64, ok bool) {
+	ns := new(big.Int).Mul(big.NewInt(p.Period), big.NewInt(nsPerSecond))
+	f, _ := new(big.Float).SetInt(ns).Float64()
+	q := f / float64(p.Count)
+	if q >= 1<<63 || q < -(1<<63) {
+		return 0, false
+	}
+	return int64(q), true
 }
 
 func bigMax(a, b *big.Int) *big.Int {
@@ -127,8 +137,7 @@ func checkAgainstReference(t *testing.T, tat int64, hasTAT bool, now int64, p Pa
 	if haveErr != nil {
 		t.Fatalf("Throttle(%d, %v, %d, %+v): have error %v, want %v", tat, hasTAT, now, p, haveErr, want)
 	}
-	ns := p.Period * nsPerSecond // fits: refReply checked it
-	ei := int64(float64(ns) / float64(p.Count))
+	ei, _ := refInterval(p) // fits: refReply checked it
 	// Every reply duration is at most held+inc or dvt, which all fit in
 	// int64 because refReply succeeded.
 	const durationBound = (1 << 24) * nsPerSecond
@@ -155,6 +164,8 @@ func TestReferenceModel(t *testing.T) {
 		{pr(4, 500000, 1, 2), [5]int64{0, 5, 3, -1, 0}},
 		{pr(15, 30, 60, 1), [5]int64{0, 16, 15, -1, 2}},
 		{pr(4, 1, 60, 6), [5]int64{1, 5, 5, -1, 0}},
+		{pr(5, math.MaxInt64, math.MaxInt64, 1), [5]int64{0, 6, 5, -1, 1}},
+		{pr(0, 2, 9223372037, 1), [5]int64{0, 1, 0, -1, 4611686019}},
 	}
 	for i, tt := range tests {
 		have, ok := refReply(0, false, t0, tt.p)
@@ -184,7 +195,7 @@ func TestThrottleMatchesRedisCell(t *testing.T) {
 			count = 1 + rng.Int64N(10_000_000)
 		}
 		burst := rng.Int64N(50)
-		ei := emissionInterval(period*nsPerSecond, count)
+		ei := emissionInterval(period, count)
 		var c cell
 		now := t0 + rng.Int64N(nsPerSecond)
 		for range 50 {
@@ -230,17 +241,18 @@ func TestEmissionIntervalIntegerEquivalence(t *testing.T) {
 	seed := rand.Uint64()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	for i := range 100_000 {
-		ns := (1 + rng.Int64N((1<<53)/nsPerSecond)) * nsPerSecond
+		period := 1 + rng.Int64N((1<<53)/nsPerSecond)
+		ns := period * nsPerSecond
 		count := 1 + rng.Int64N(ns)
 		if rng.IntN(2) == 0 {
 			count = 1 + rng.Int64N(1_000_000)
 		}
-		if have, want := emissionInterval(ns, count), ns/count; have != want {
-			t.Fatalf("step %d (seed %d): emissionInterval(%d, %d): have %d, want %d", i, seed, ns, count, have, want)
+		if have, want := emissionInterval(period, count), ns/count; have != want {
+			t.Fatalf("step %d (seed %d): emissionInterval(%d, %d): have %d, want %d", i, seed, period, count, have, want)
 		}
 	}
 	const yearNs = 31536000 * nsPerSecond
-	if have, integer := emissionInterval(yearNs, 1091402), int64(yearNs/1091402); have != integer+1 {
+	if have, integer := emissionInterval(31536000, 1091402), int64(yearNs/1091402); have != integer+1 {
 		t.Errorf("one-year period: have %v, want float64's %v (integer %v)", time.Duration(have), integer+1, integer)
 	}
 }

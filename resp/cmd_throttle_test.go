@@ -357,3 +357,27 @@ func TestClThrottleLimitedHugeQuantity(t *testing.T) {
 		{a("GET", "h"), tat},
 	})
 }
+
+// TestClThrottleHugePeriod: redis-cell takes period·1e9 exactly (i128)
+// before its float64 division (spec §3), so a period beyond int64
+// nanoseconds is a sane input when count brings the interval back into
+// range (§11.1). It replied ERR value is not an integer or out of range.
+// An interval that itself passes int64 is still that error (§6, §11.3).
+func TestClThrottleHugePeriod(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	rp, notInt := throttleReply, errReply(errNotInt)
+	runRawSteps(t, r, []rawStep{
+		{a("CL.THROTTLE", "p1", "5", "9223372036854775807", "9223372036854775807"), rp(0, 6, 5, -1, 1)},
+		{a("PTTL", "p1"), ":1000\r\n"},
+		// ei = float64(9223372037e9)/2 = 4611686018499999744 ns.
+		{a("CL.THROTTLE", "p2", "0", "2", "9223372037"), rp(0, 1, 0, -1, 4611686019)},
+		{a("PTTL", "p2"), ":4611686018499\r\n"},
+		{a("CL.PEEK", "p2", "0", "2", "9223372037"), rp(1, 1, 0, 4611686019, 4611686019)},
+		{a("CL.THROTTLEALL", "1", "p3", "5", "9223372036854775807", "9223372036854775807"), "*2\r\n:0\r\n" + rp(0, 6, 5, -1, 1)},
+		// The interval itself past int64 (redis-cell saturates it).
+		{a("CL.THROTTLE", "p4", "0", "1", "9223372037", "0"), notInt},
+		{a("CL.THROTTLE", "p4", "0", "2", "18446744074", "0"), notInt},
+		{a("CL.THROTTLE", "p4", "-1", "9223372036854775807", "9223372036854775807"), errReply(errCellNegative)},
+		{a("EXISTS", "p4"), ":0\r\n"},
+	})
+}
