@@ -67,6 +67,16 @@ type Params struct {
 	Quantity int64
 }
 
+// Validate returns the error Throttle and Peek return for p whatever the
+// key holds: ErrZeroRate, ErrNegative or ErrOverflow when the parameters
+// are out of range, nil otherwise (an allowed call may still overflow on
+// its new TAT). redis-cell checks the rate before it reads the key, so a
+// server reports this before any error of the key's own.
+func (p Params) Validate() error {
+	_, err := newRates(p)
+	return err
+}
+
 // Result is what a call replies and what the caller must do to the key.
 //
 // The first five fields are the CL.THROTTLE reply, in order. The rest say

@@ -519,3 +519,27 @@ func TestPeriodFloat(t *testing.T) {
 		require.Equal(t, want, periodFloat(p), "period %d", p)
 	}
 }
+
+// TestValidate: Validate reports Throttle's parameter errors and nothing
+// else, whatever the state.
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		p    Params
+		want error
+	}{
+		{pr(5, 1, 60, 1), nil},
+		{pr(5, 1, 60, 153722867), nil}, // limited, never an error
+		{pr(5, math.MaxInt64, math.MaxInt64, 1), nil},
+		{pr(5, 0, 60, 1), ErrZeroRate},
+		{pr(5, 2000000000, 1, 1), ErrZeroRate},
+		{pr(-1, 0, 60, 1), ErrZeroRate},
+		{pr(-1, 1, 60, 1), ErrNegative},
+		{pr(5, 1, 9e18, 1), ErrOverflow},
+		{pr(5, 1, 60, 153722868), ErrOverflow},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, tt.p.Validate(), "%+v", tt.p)
+		_, err := Throttle(0, false, t0, tt.p)
+		require.Equal(t, tt.want, err, "%+v: Throttle", tt.p)
+	}
+}

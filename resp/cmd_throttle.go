@@ -186,6 +186,9 @@ func (c *Conn) throttle(args [][]byte, peek bool) {
 	sh := c.keyShard(key)
 	e, live, tat, errReply := readTAT(st, sh, key, c.nowMs)
 	if errReply != "" {
+		if err := p.Validate(); err != nil {
+			errReply = cellError(err) // redis-cell checks the rate first
+		}
 		c.WriteError(errReply)
 		return
 	}
@@ -269,6 +272,13 @@ func cmdClThrottleAll(c *Conn, args [][]byte) {
 	for i := range limits {
 		_, live, tat, errReply := readTAT(st, c.keyShard(limits[i].key), limits[i].key, c.nowMs)
 		if errReply != "" {
+			// Every limit's parameters are checked before a key's error.
+			for j := range limits {
+				if err := limits[j].p.Validate(); err != nil {
+					errReply = cellError(err)
+					break
+				}
+			}
 			c.WriteError(errReply)
 			return
 		}

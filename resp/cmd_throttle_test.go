@@ -381,3 +381,30 @@ func TestClThrottleHugePeriod(t *testing.T) {
 		{a("EXISTS", "p4"), ":0\r\n"},
 	})
 }
+
+// TestClThrottleParamsBeforeKey: redis-cell checks the rate before it
+// reads the key (spec §2: its zero-rate check comes first in rate_limit,
+// then get_with_time), so a zero rate on a key of another type or holding
+// a non-integer is the zero-rate error; ratekv's own parameter errors
+// (§11.3) come before the key's too. The key's error won before.
+func TestClThrottleParamsBeforeKey(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	zero := "-Cell error: Store error: Zero rates are not supported\r\n"
+	runRawSteps(t, r, []rawStep{
+		{a("ZADD", "z", "1", "m"), ":1\r\n"},
+		{a("SET", "s", "notanumber"), "+OK\r\n"},
+		{a("CL.THROTTLE", "z", "5", "0", "60"), zero},
+		{a("CL.THROTTLE", "s", "5", "1", "0"), zero},
+		{a("CL.THROTTLE", "s", "5", "2000000000", "1"), zero},
+		{a("CL.PEEK", "z", "5", "0", "60"), zero},
+		{a("CL.THROTTLE", "z", "-1", "1", "60"), errReply(errCellNegative)},
+		{a("CL.THROTTLE", "s", "5", "1", "9000000000000000000"), errReply(errNotInt)},
+		{a("CL.THROTTLEALL", "2", "z", "5", "1", "60", "k", "5", "0", "60"), zero},
+		// Sane parameters: the key's own error, as before.
+		{a("CL.THROTTLE", "z", "5", "1", "60"), errReply(errWrongType)},
+		{a("CL.THROTTLE", "s", "5", "1", "60"), errReply(errCellBadTAT)},
+		{a("CL.THROTTLEALL", "2", "k", "5", "1", "60", "z", "5", "1", "60"), errReply(errWrongType)},
+		{a("GET", "s"), bulk("notanumber")},
+		{a("EXISTS", "k"), ":0\r\n"},
+	})
+}
