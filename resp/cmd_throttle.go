@@ -116,6 +116,13 @@ func readTAT(st *shards.Store, sh *shards.Shard, key []byte, nowMs int64) (e *sh
 	}
 	v, ok := e.Int()
 	if !ok {
+		// Not spelled as a canonical integer: redis-cell's u64 parse also
+		// takes a '+' and leading zeros ("0123" is 123). Read only here,
+		// off the common path.
+		var buf [24]byte
+		v, ok = parseCellInt(st.AppendBytes(buf[:0], e))
+	}
+	if !ok {
 		return nil, false, 0, errCellBadTAT
 	}
 	return e, true, v, ""

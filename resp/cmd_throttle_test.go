@@ -408,3 +408,36 @@ func TestClThrottleParamsBeforeKey(t *testing.T) {
 		{a("EXISTS", "k"), ":0\r\n"},
 	})
 }
+
+// TestClThrottleTATSpelling: redis-cell reads the stored TAT with Rust's
+// u64 parse (spec §5), which takes a leading '+' and leading zeros, so
+// "0123" is an integer string like "123": a TAT far in the past. Such a
+// value replied "Cell error: invalid digit found in string" because only
+// canonically spelled integers were read.
+func TestClThrottleTATSpelling(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	rp := throttleReply
+	future := "0" + strconv.FormatInt(ts.clock.Now()+360e9, 10) // a full bucket of 5 1 60
+	runRawSteps(t, r, []rawStep{
+		{a("SET", "a", "0123"), "+OK\r\n"},
+		{a("CL.THROTTLE", "a", "5", "1", "60"), rp(0, 6, 5, -1, 60)},
+		{a("PTTL", "a"), ":60000\r\n"},
+		{a("GET", "a"), bulk(strconv.FormatInt(ts.clock.Now()+60e9, 10))},
+		{a("SET", "b", "+123"), "+OK\r\n"},
+		{a("CL.PEEK", "b", "5", "1", "60"), rp(0, 6, 5, -1, 60)},
+		{a("SET", "c", "+000000000000000000000000000000000000000000000123"), "+OK\r\n"},
+		{a("CL.THROTTLE", "c", "5", "1", "60"), rp(0, 6, 5, -1, 60)},
+		{a("SET", "d", future), "+OK\r\n"},
+		{a("CL.THROTTLE", "d", "5", "1", "60"), rp(1, 6, 0, 60, 360)},
+		{a("GET", "d"), bulk(future)}, // a limited call writes nothing
+		// Still not integers.
+		{a("SET", "e", " 12"), "+OK\r\n"},
+		{a("CL.THROTTLE", "e", "5", "1", "60"), errReply(errCellBadTAT)},
+		{a("SET", "e", "1.5"), "+OK\r\n"},
+		{a("CL.THROTTLE", "e", "5", "1", "60"), errReply(errCellBadTAT)},
+		{a("SET", "e", "+"), "+OK\r\n"},
+		{a("CL.THROTTLE", "e", "5", "1", "60"), errReply(errCellBadTAT)},
+		{a("GET", "e"), bulk("+")},
+	})
+}
