@@ -23,6 +23,10 @@ package persist_test
 //
 // BGREWRITEAOF and BGSAVE are started in the middle of some cycles, so
 // kills also land during rewrites.
+//
+// Each worker also writes short-lived keys of every kind, whose deadlines
+// pass during the load, while the server is down (crashDowntime between
+// the kill and the restart) or after the restart: see crash_expiry_test.go.
 
 import (
 	"bufio"
@@ -30,11 +34,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,7 +135,9 @@ func (s *server) kill() {
 }
 
 func (s *server) client() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: s.addr, Protocol: 2, MaxRetries: -1, PoolSize: 1,
+	// DialerRetries 1: a client that finds its connection dead after the
+	// kill fails at once, instead of dialing a dead port five times.
+	return redis.NewClient(&redis.Options{Addr: s.addr, Protocol: 2, MaxRetries: -1, PoolSize: 1, DialerRetries: 1,
 		DialTimeout: 2 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
 }
 
@@ -162,11 +170,13 @@ type worker struct {
 	zset      map[string]time.Time // member (score = its number) → ack time
 	uncMember string
 	limiters  map[string]*limiter
-	ops       int // writes acknowledged in this cycle
+	ttl       map[string]*ttlKey // short-lived keys (crash_expiry_test.go)
+	nextTTL   time.Time          // when run writes the next one
+	ops       int                // writes acknowledged in this cycle
 }
 
 func newWorker(id int) *worker {
-	return &worker{id: id, strs: map[string][]version{}, uncStr: map[string]version{}, zset: map[string]time.Time{}, limiters: map[string]*limiter{}}
+	return &worker{id: id, strs: map[string][]version{}, uncStr: map[string]version{}, zset: map[string]time.Time{}, limiters: map[string]*limiter{}, ttl: map[string]*ttlKey{}}
 }
 
 // addLimiters adds this cycle's limiter keys.
@@ -181,8 +191,8 @@ func (w *worker) addLimiters(cycle int, hasSL bool) {
 	}
 }
 
-// run writes until the first error (the kill).
-func (w *worker) run(c *redis.Client, r *rand.Rand, seq *int64, baseMs int64, hasZadd bool) {
+// run writes until the first error (the kill), planned at killAt.
+func (w *worker) run(c *redis.Client, r *rand.Rand, seq *int64, baseMs int64, killAt time.Time, hasZadd, hasSL bool) {
 	ctx := context.Background()
 	lim := make([]string, 0, len(w.limiters))
 	for k := range w.limiters {
@@ -191,6 +201,13 @@ func (w *worker) run(c *redis.Client, r *rand.Rand, seq *int64, baseMs int64, ha
 	for ; ; w.ops++ {
 		*seq++
 		n := *seq
+		if now := time.Now(); now.After(w.nextTTL) {
+			w.nextTTL = now.Add(crashTTLEvery)
+			if !w.ttlOp(c, r, n, killAt, hasZadd, hasSL) {
+				return
+			}
+			continue
+		}
 		op := r.IntN(100)
 		switch {
 		case op < 35:
@@ -427,6 +444,7 @@ func crashCycles(t *testing.T, bin, policy string, cycles int, load time.Duratio
 	}
 	baseMs := time.Now().UnixMilli()
 	var kills []time.Time
+	cov := ttlCoverage{}
 	defer func() {
 		if t.Failed() {
 			t.Logf("last server log:\n%s", srv.output())
@@ -434,6 +452,7 @@ func crashCycles(t *testing.T, bin, policy string, cycles int, load time.Duratio
 	}()
 	for cycle := 0; cycle < cycles; cycle++ {
 		var wg sync.WaitGroup
+		killAt := time.Now().Add(load)
 		for i, w := range workers {
 			w.addLimiters(cycle, hasSL)
 			c := srv.client()
@@ -442,7 +461,7 @@ func crashCycles(t *testing.T, bin, policy string, cycles int, load time.Duratio
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				w.run(c, wr, &seqs[i], baseMs, hasZadd)
+				w.run(c, wr, &seqs[i], baseMs, killAt, hasZadd, hasSL)
 			}()
 		}
 		// A rewrite or a snapshot in the middle of the load, in some cycles.
@@ -470,19 +489,34 @@ func crashCycles(t *testing.T, bin, policy string, cycles int, load time.Duratio
 			w.ops = 0
 		}
 		rewritten := strings.Count(srv.output(), "append-only file rewritten")
+		time.Sleep(crashDowntime) // deadlines pass while the server is down
+		restarted := time.Now()
 		srv = startServer(t, bin, dir, "--appendfsync", policy)
 		c := srv.client()
+		dbsize, atStart := keyspaceAtStart(t, c)
 		for _, w := range workers {
 			w.check(t, c, killed, strict)
 		}
+		checkShortLived(t, c, workers, killed, restarted, strict, dbsize, atStart, cov)
 		for _, j := range []int{0, r.IntN(crashPreload), crashPreload - 1} {
 			require.Equal(t, strconv.Itoa(j), c.Get(context.Background(), fmt.Sprint("static:", j)).Val())
 		}
 		require.Equal(t, int64(crashPreload), int64(len(c.Keys(context.Background(), "static:*").Val())))
 		c.Close()
-		t.Logf("cycle %d: %d acknowledged commands checked after kill -9 and restart; %d rewrites finished before the kill",
-			cycle, acked, rewritten)
+		short := 0
+		for _, w := range workers {
+			short += len(w.ttl)
+		}
+		t.Logf("cycle %d: %d acknowledged commands checked after kill -9 and restart; %d rewrites finished before the kill; %d short-lived keys",
+			cycle, acked, rewritten, short)
 	}
+	var covered []string
+	for _, kind := range slices.Sorted(maps.Keys(cov)) {
+		n := cov[kind]
+		covered = append(covered, fmt.Sprintf("%s %d/%d", kind, n[0], n[1]))
+		require.True(t, n[0] > 0 && n[1] > 0, "short-lived %s keys: %d had a deadline pass while the server was down, %d were found ahead of it; both must happen", kind, n[0], n[1])
+	}
+	t.Logf("short-lived keys with a deadline that passed while the server was down / found ahead of it: %s", strings.Join(covered, ", "))
 	c := srv.client()
 	defer c.Close()
 	for _, w := range workers {
