@@ -180,6 +180,8 @@ type Log struct {
 	// ended is set once the writer's final flush is done (under wmu):
 	// the file is about to close, so nobody may write inline after it.
 	ended bool
+	// fsyncing is set while the writer's everysec fsync runs without wmu.
+	fsyncing bool
 
 	// Group commit under always (see gather): taken is the last record
 	// the writer has taken; joining counts the Sync callers waiting for
@@ -352,6 +354,13 @@ func (l *Log) Sync(seq uint64) error {
 func (l *Log) Flush() error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
+	for l.fsyncing {
+		// The writer's fsync runs without wmu; its bookkeeping
+		// afterwards assumes nobody fsynced meanwhile.
+		l.wmu.Unlock()
+		time.Sleep(time.Millisecond)
+		l.wmu.Lock()
+	}
 	if l.ended {
 		return ErrClosed
 	}
@@ -732,9 +741,13 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 			// Redis's event loop writes while its bio thread fsyncs;
 			// holding wmu here let the buffer grow for as long as an
 			// fsync of up to syncEarly bytes takes.
+			// Inline writes (writeNow) do not fsync; Flush, which
+			// does, waits for this one (fsyncing).
+			l.fsyncing = true
 			l.wmu.Unlock()
 			err = l.f.Sync()
 			l.wmu.Lock()
+			l.fsyncing = false
 		}
 		if err == nil {
 			durable = true

@@ -648,6 +648,48 @@ func TestSlowFsyncKeepsWhatWasWrittenDuringIt(t *testing.T) {
 	require.True(t, bytes.Equal(want, durable))
 }
 
+// A shutdown's Flush while the writer's everysec fsync runs (without wmu)
+// waits for that fsync's bookkeeping: run in between, its own fsync set
+// syncedOff past what the writer then set it back to, and the writer
+// dropped the copy of bytes it had not synced, so a later failed fsync
+// took them for lost (found by a review helper).
+func TestFlushWaitsForTheWritersFsync(t *testing.T) {
+	f := &gateFile{entered: make(chan struct{}), release: make(chan error)}
+	l := openLog(f, "gate", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+	require.NoError(t, l.Sync(l.Append(rec("SET", "a", "1"))))
+	select {
+	case <-f.entered: // the everysec fsync, held open
+	case <-time.After(5 * time.Second):
+		t.Fatal("no fsync within 5 s under everysec")
+	}
+	l.Append(rec("SET", "b", "2"))
+	flushed := make(chan error, 1)
+	go func() { flushed <- l.Flush() }()
+	f.release <- nil // the writer's fsync (receivers are served in order)
+	<-f.entered      // Flush's
+	f.release <- nil
+	require.NoError(t, <-flushed)
+	// The next fsync fails: what it covered is written again, not lost.
+	require.NoError(t, l.Sync(l.Append(rec("SET", "c", "3"))))
+	select {
+	case <-f.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no fsync within 5 s under everysec")
+	}
+	f.release <- syscall.EIO
+	require.Eventually(t, func() bool { return l.Err() != nil }, 2*time.Second, time.Millisecond)
+	require.False(t, l.Lost(), "records were taken for lost")
+	go func() {
+		for range f.entered {
+			f.release <- nil
+		}
+	}()
+	require.NoError(t, l.Close())
+	close(f.entered)
+	_, durable, _ := f.get()
+	require.Equal(t, string(rec("SET", "a", "1"))+string(rec("SET", "b", "2"))+string(rec("SET", "c", "3")), string(durable))
+}
+
 // A rewrite whose switch failed leaves its rotation pending until the disk
 // recovers; a second Rotate meanwhile is refused (it would wait behind the
 // first with nobody to tell it), and Close tells a pending one it ended.
