@@ -111,7 +111,7 @@ type Conn struct {
 	fd      int
 	inTurn  bool        // in the loop's list for this turn
 	waitOut bool        // replies wait for room in the socket; reading waits for them
-	pending bool        // runBuffered stopped with requests left in buf
+	pending bool        // runBuffered stopped with requests left in buf (also serve's)
 	killReq atomic.Bool // CLIENT KILL or the server asked the loop to close it
 
 	lastCmd  atomic.Pointer[Command]
@@ -149,6 +149,9 @@ func (c *Conn) serve() {
 		}
 		if c.closeAfter || c.srv.closing.Load() {
 			return
+		}
+		if c.pending {
+			continue // the rest of the batch, its replies written
 		}
 		if c.shutReq != nil {
 			select {
@@ -248,15 +251,13 @@ func (c *Conn) runBuffered() bool {
 			break // SHUTDOWN: nothing more runs unless it is refused
 		}
 		if len(c.out) >= flushAt {
-			if c.loop != nil {
-				// The loop writes the replies, and runs the rest once
-				// the socket has taken them (back pressure).
-				c.pending = c.r < c.w
-				break
-			}
-			if err := c.flush(); err != nil {
-				return false
-			}
+			// The loop (or serve) writes the replies, and runs the
+			// rest once the socket has taken them (back pressure).
+			// Not here: the write waits for the client, and a
+			// goroutine connection waiting for it must not hold
+			// Pause back (serve writes between batches).
+			c.pending = c.r < c.w
+			break
 		}
 	}
 	if c.timing != nil {

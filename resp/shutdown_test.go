@@ -2,9 +2,14 @@ package resp
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/shards"
 	"github.com/stretchr/testify/require"
 )
 
@@ -114,4 +119,91 @@ func TestShutdownQueueFull(t *testing.T) {
 	r := ts.raw(t)
 	require.Equal(t, "-"+errShutdownFailed+"\r\n", r.do("SHUTDOWN"))
 	require.Equal(t, "+PONG\r\n", r.do("PING"))
+}
+
+// peekInt reads key's integer value with its shard locked (0 when absent).
+func peekInt(t *testing.T, st *shards.Store, key string) int64 {
+	t.Helper()
+	i := st.ShardIndex([]byte(key))
+	st.Lock(i)
+	defer st.Unlock(i)
+	e := st.Peek([]byte(key), 0)
+	if e == nil {
+		return 0
+	}
+	n, ok := e.Int()
+	require.True(t, ok)
+	return n
+}
+
+// pauseWithin runs Pause and fails the test when it has not returned
+// within d.
+func pauseWithin(t *testing.T, srv *Server, d time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		srv.Pause()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("Pause did not return within %v", d)
+	}
+}
+
+// TestPauseWhileAClientDoesNotRead: a client whose pipeline's replies fill
+// its socket, and that does not read them, does not hold Pause (and so
+// SIGTERM or SHUTDOWN) back; what it sent runs no further while paused,
+// and the rest runs, in order, after Resume.
+func TestPauseWhileAClientDoesNotRead(t *testing.T) {
+	for _, mode := range connModes {
+		t.Run(mode, func(t *testing.T) {
+			ts := newTestServer(t, "event-loop", mode)
+			val := strings.Repeat("x", flushAt)
+			r := ts.raw(t)
+			require.Equal(t, "+OK\r\n", r.do("SET", "v", val))
+			const n = 400 // ~26 MB of replies, more than the sockets hold
+			r.nc.SetDeadline(time.Now().Add(30 * time.Second))
+			_, err := io.WriteString(r.nc, strings.Repeat("*2\r\n$4\r\nINCR\r\n$1\r\nc\r\n*2\r\n$3\r\nGET\r\n$1\r\nv\r\n", n))
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return peekInt(t, ts.store, "c") > 0 }, 5*time.Second, time.Millisecond)
+			time.Sleep(200 * time.Millisecond) // the server stalls on the full socket
+
+			pauseWithin(t, ts.srv, 5*time.Second)
+			at := peekInt(t, ts.store, "c")
+			require.Less(t, at, int64(n), "the whole pipeline ran before the sockets filled")
+			// Read every reply meanwhile (in event-loop mode those of a
+			// parked loop wait for Resume): nothing more runs while
+			// paused.
+			want := "$65536\r\n" + val + "\r\n"
+			errc := make(chan error, 1)
+			go func() {
+				errc <- func() error {
+					buf := make([]byte, len(want))
+					for i := 1; i <= n; i++ {
+						line, err := r.rd.ReadString('\n')
+						if err != nil {
+							return err
+						}
+						if line != ":"+strconv.Itoa(i)+"\r\n" {
+							return fmt.Errorf("reply %d: %q", i, line)
+						}
+						if _, err := io.ReadFull(r.rd, buf); err != nil {
+							return err
+						}
+						if string(buf) != want {
+							return fmt.Errorf("reply %d: not the value", i)
+						}
+					}
+					return nil
+				}()
+			}()
+			time.Sleep(300 * time.Millisecond)
+			require.Equal(t, at, peekInt(t, ts.store, "c"), "requests ran after Pause returned")
+			ts.srv.Resume()
+			require.NoError(t, <-errc)
+			require.Equal(t, int64(n), peekInt(t, ts.store, "c"))
+		})
+	}
 }
