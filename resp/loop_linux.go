@@ -222,7 +222,12 @@ func (l *eventLoop) park(p *pauseState) {
 	l.pausedBy = p
 	l.parked.Store(true)
 	l.releaseTurn()
-	close(p.parked[l])
+	// A loop made after Pause read the loops (Serve's, at start-up) has
+	// no channel: Pause does not wait for it, and its first turn only
+	// registered the connections handed over, running none.
+	if ch := p.parked[l]; ch != nil {
+		close(ch)
+	}
 	<-p.resume
 	l.parked.Store(false)
 }

@@ -83,14 +83,17 @@ type pauseState struct {
 // changes the keyspace except expiry, so every write made is already in
 // the journal. Call it from outside any connection (main).
 func (s *Server) Pause() {
+	// Under s.mu, against Serve publishing its loops: a loop Pause does
+	// not know of gets no connection before the pause is set, so it
+	// parks before running any (see park).
 	s.mu.Lock()
-	loops := s.loops
-	s.mu.Unlock()
-	p := &pauseState{resume: make(chan struct{}), parked: make(map[*eventLoop]chan struct{}, len(loops))}
-	for _, l := range loops {
+	p := &pauseState{resume: make(chan struct{}), parked: make(map[*eventLoop]chan struct{}, len(s.loops))}
+	for _, l := range s.loops {
 		p.parked[l] = make(chan struct{})
 	}
-	if !s.pause.CompareAndSwap(nil, p) {
+	paused := s.pause.CompareAndSwap(nil, p)
+	s.mu.Unlock()
+	if !paused {
 		return // paused already
 	}
 	for l, ch := range p.parked {

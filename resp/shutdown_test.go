@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/shards"
 	"github.com/stretchr/testify/require"
 )
@@ -206,4 +208,35 @@ func TestPauseWhileAClientDoesNotRead(t *testing.T) {
 			require.Equal(t, int64(n), peekInt(t, ts.store, "c"))
 		})
 	}
+}
+
+// TestPauseBeforeTheLoopsStart: a Pause that comes before Serve has made
+// its event loops (main's signal right after start-up) holds them too: a
+// request that arrives meanwhile waits for Resume, and the loop that parks
+// without Pause knowing of it does not crash the server (it closed the nil
+// channel of its entry in pauseState.parked).
+func TestPauseBeforeTheLoopsStart(t *testing.T) {
+	cfg := config.New()
+	require.NoError(t, cfg.Set("port", "0"))
+	require.NoError(t, cfg.Set("bind", "127.0.0.1"))
+	store := shards.New(shards.Options{Shards: 8})
+	srv := New(store, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, srv.Listen())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		store.Close()
+	})
+	srv.Pause()
+	go srv.Serve()
+	ts := &testServer{srv: srv, store: store, addr: srv.Addr().String()}
+	r := ts.raw(t)
+	_, err := r.nc.Write([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n1\r\n"))
+	require.NoError(t, err)
+	noReply(t, r)
+	require.Zero(t, peekInt(t, store, "k"), "a request ran while paused")
+	srv.Resume()
+	require.Equal(t, "+OK\r\n", r.reply())
+	require.Equal(t, "+PONG\r\n", r.do("PING"))
 }
