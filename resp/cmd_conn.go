@@ -453,6 +453,7 @@ func (c *Conn) kill(o *Conn) {
 	case o.loop != nil:
 		o.loop.kill(o)
 	default:
+		o.killReq.Store(true) // for serve, should o wait for its SHUTDOWN's outcome
 		o.nc.Close()
 	}
 }

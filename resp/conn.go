@@ -112,7 +112,7 @@ type Conn struct {
 	inTurn  bool        // in the loop's list for this turn
 	waitOut bool        // replies wait for room in the socket; reading waits for them
 	pending bool        // runBuffered stopped with requests left in buf (also serve's)
-	killReq atomic.Bool // CLIENT KILL or the server asked the loop to close it
+	killReq atomic.Bool // CLIENT KILL or the server asked the loop to close it (goroutine mode: CLIENT KILL, see serve)
 
 	lastCmd  atomic.Pointer[Command]
 	lastSeen atomic.Int64 // Unix ms of the last command
@@ -156,6 +156,9 @@ func (c *Conn) serve() {
 		if c.shutReq != nil {
 			select {
 			case <-c.shutReq.done:
+				if c.killReq.Load() {
+					return // killed meanwhile: what it sent after SHUTDOWN never runs
+				}
 				continue // refused: runBuffered replies and goes on
 			case <-c.srv.closed:
 				return

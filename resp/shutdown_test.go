@@ -2,9 +2,11 @@ package resp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -239,4 +241,35 @@ func TestPauseBeforeTheLoopsStart(t *testing.T) {
 	srv.Resume()
 	require.Equal(t, "+OK\r\n", r.reply())
 	require.Equal(t, "+PONG\r\n", r.do("PING"))
+}
+
+// TestShutdownWaiterKilled: a client killed (CLIENT KILL) while its
+// SHUTDOWN waits for main's outcome runs nothing more when the SHUTDOWN is
+// refused: what it pipelined after SHUTDOWN never runs, as for any killed
+// client.
+func TestShutdownWaiterKilled(t *testing.T) {
+	for _, mode := range connModes {
+		t.Run(mode, func(t *testing.T) {
+			ts := newTestServer(t, "event-loop", mode)
+			r := ts.raw(t)
+			id := strings.TrimSuffix(strings.TrimPrefix(r.do("CLIENT", "ID"), ":"), "\r\n")
+			_, err := r.nc.Write([]byte("*1\r\n$8\r\nSHUTDOWN\r\n*2\r\n$4\r\nINCR\r\n$5\r\nafter\r\n"))
+			require.NoError(t, err)
+			req := nextShutdown(t, ts)
+			other := ts.raw(t)
+			require.Equal(t, ":1\r\n", other.do("CLIENT", "KILL", "ID", id))
+
+			ts.srv.Pause()
+			ts.srv.Resume()
+			req.Refuse()
+			r.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, err = io.Copy(io.Discard, r.rd) // the connection closes
+			var ne net.Error
+			require.False(t, errors.As(err, &ne) && ne.Timeout(), "the killed connection stayed open")
+			// Gone from the server: it has run all it will.
+			require.Eventually(t, func() bool { return len(ts.srv.clients()) == 1 }, 5*time.Second, time.Millisecond)
+			require.Equal(t, "+PONG\r\n", other.do("PING"))
+			require.Zero(t, peekInt(t, ts.store, "after"), "a killed client's request ran")
+		})
+	}
 }
