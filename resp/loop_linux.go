@@ -49,14 +49,13 @@ type eventLoop struct {
 	wakeR int             // read end of the wake pipe (in the epoll set)
 	wakeW int
 
-	mu       sync.Mutex  // guards adds, stopped and the wake pipe's use
-	adds     []*Conn     // connections handed over, not yet registered
-	stopped  bool        // the loop has ended: no more adds, no more wakes
-	woken    atomic.Bool // the wake pipe holds a byte the loop has not read
-	kills    atomic.Bool // some connection of the loop has killReq or poked set
-	parked   atomic.Bool // held at the end of a turn by Server.Pause
-	pausedBy *pauseState // the last pause the loop parked for (loop goroutine only)
-	quit     atomic.Bool // stop was called: end even if the server is not closing
+	mu      sync.Mutex  // guards adds, stopped and the wake pipe's use
+	adds    []*Conn     // connections handed over, not yet registered
+	stopped bool        // the loop has ended: no more adds, no more wakes
+	woken   atomic.Bool // the wake pipe holds a byte the loop has not read
+	kills   atomic.Bool // some connection of the loop has killReq or poked set
+	running atomic.Bool // between enterTurn and the end of the turn's requests (Server.Pause waits)
+	quit    atomic.Bool // stop was called: end even if the server is not closing
 
 	// waitTurn's hand-shake: a waiter takes turned (making it if nil)
 	// and sets wanted; at the end of its next turn the loop closes
@@ -214,31 +213,33 @@ func (c *Conn) poke() {
 	}
 }
 
-// park holds the loop for p until the server resumes (Server.Pause). It
-// releases the turn waiters first and lets new ones through: a parked loop
-// runs nothing, so the snapshot's capture, which waits for the loops'
-// turns between slices, must not wait for this one.
-func (l *eventLoop) park(p *pauseState) {
-	l.pausedBy = p
-	l.parked.Store(true)
-	l.releaseTurn()
-	// A loop made after Pause read the loops (Serve's, at start-up) has
-	// no channel: Pause does not wait for it, and its first turn only
-	// registered the connections handed over, running none.
-	if ch := p.parked[l]; ch != nil {
-		close(ch)
+// enterTurn marks the loop running before a turn, waiting first while
+// the server is paused: the loops' enterBatch. A turn reads and runs
+// requests; its journal Sync and writes come after running is cleared
+// (runTurn), so Pause waits for neither: the records are in the journal,
+// and under appendfsync always Sync waits through a disk outage, the very
+// case where the final save fails and the server must go on. It reports
+// false once the server is closing: requests read but not run are not
+// run (Shutdown resumes a paused server after it set closing).
+func (l *eventLoop) enterTurn() bool {
+	for {
+		l.running.Store(true)
+		p := l.srv.pause.Load()
+		if p == nil {
+			break
+		}
+		l.running.Store(false)
+		<-p.resume
 	}
-	<-p.resume
-	l.parked.Store(false)
+	if l.ending() {
+		l.running.Store(false)
+		return false
+	}
+	return true
 }
 
-// waitParked waits until the loop has parked on ch's pause, or ended.
-func (l *eventLoop) waitParked(ch chan struct{}) {
-	select {
-	case <-ch:
-	case <-l.done:
-	}
-}
+// runsRequests reports whether the loop may be running requests.
+func (l *eventLoop) runsRequests() bool { return l.running.Load() }
 
 // stop ends the loop once it has closed its connections and released its
 // descriptors.
@@ -286,6 +287,10 @@ func (l *eventLoop) run() {
 	}()
 	for !l.ending() {
 		n := l.wait()
+		if !l.enterTurn() {
+			l.drain()
+			continue
+		}
 		l.turnMs = 0
 		if l.srv.idleTimeout.Load() > 0 {
 			l.turnMs = time.Now().UnixMilli() // see lastSeen below
@@ -329,9 +334,6 @@ func (l *eventLoop) run() {
 			l.schedule(c)
 		}
 		l.runTurn()
-		if p := l.srv.pause.Load(); p != nil && p != l.pausedBy {
-			l.park(p)
-		}
 		if l.ending() {
 			l.drain()
 		}
@@ -419,8 +421,11 @@ func (l *eventLoop) waitTurn() {
 	ch := l.turned
 	l.turnMu.Unlock()
 	l.wanted.Store(true)
-	if l.parked.Load() {
-		return // see park
+	if l.srv.pause.Load() != nil {
+		// Paused: the loop runs no request to make way for, and may
+		// wait long for the journal (see enterTurn). Pause released
+		// the waiters that came before it.
+		return
 	}
 	l.wake()
 	select {
@@ -581,6 +586,7 @@ func (l *eventLoop) runTurn() {
 		}
 		seq = max(seq, c.journalSeq)
 	}
+	l.running.Store(false) // see enterTurn
 	var failed error
 	if seq != 0 {
 		failed = l.srv.journal.Sync(seq)

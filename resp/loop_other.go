@@ -21,7 +21,8 @@ func (l *eventLoop) wake()                      {}
 func (l *eventLoop) kill(*Conn)                 {}
 func (l *eventLoop) stop()                      {}
 func (l *eventLoop) waitTurn()                  {}
-func (l *eventLoop) waitParked(chan struct{})   {}
+func (l *eventLoop) releaseTurn()               {}
+func (l *eventLoop) runsRequests() bool         { return false }
 
 func (c *Conn) poke() {}
 

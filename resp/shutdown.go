@@ -68,55 +68,56 @@ func (c *Conn) shutdownOutcome() bool {
 	return true
 }
 
-// pauseState is one Pause: the event loops park at the end of their turn
-// until resume is closed.
+// pauseState is one Pause: resume is closed when it ends.
 type pauseState struct {
 	resume chan struct{}
-	parked map[*eventLoop]chan struct{} // closed by each loop once it parked
 }
 
 // Pause stops every request from running and returns once none runs:
-// each event loop ends its turn (its replies written) and parks, and
-// goroutine-per-connection clients finish the batch they are running and
-// wait before the next. Connections stay open and new ones are accepted;
-// what they send waits. From its return until Resume or Shutdown nothing
-// changes the keyspace except expiry, so every write made is already in
-// the journal. Call it from outside any connection (main).
+// each event loop finishes running the requests of its turn and parks
+// before the next (its replies go out once the journal has their records
+// as durable as appendfsync demands), and goroutine-per-connection clients
+// finish the batch they are running and wait before the next. Connections
+// stay open and new ones are accepted; what they send waits. From its
+// return until Resume or Shutdown nothing changes the keyspace except
+// expiry, so every write made is already in the journal. Call it from
+// outside any connection (main).
 func (s *Server) Pause() {
-	// Under s.mu, against Serve publishing its loops: a loop Pause does
-	// not know of gets no connection before the pause is set, so it
-	// parks before running any (see park).
-	s.mu.Lock()
-	p := &pauseState{resume: make(chan struct{}), parked: make(map[*eventLoop]chan struct{}, len(s.loops))}
-	for _, l := range s.loops {
-		p.parked[l] = make(chan struct{})
-	}
-	paused := s.pause.CompareAndSwap(nil, p)
-	s.mu.Unlock()
-	if !paused {
+	p := &pauseState{resume: make(chan struct{})}
+	if !s.pause.CompareAndSwap(nil, p) {
 		return // paused already
 	}
-	for l, ch := range p.parked {
-		l.wake()
-		l.waitParked(ch)
+	s.mu.Lock()
+	loops := s.loops
+	s.mu.Unlock()
+	for _, l := range loops {
+		l.releaseTurn() // later waiters return at once: see waitTurn
 	}
-	// Goroutine connections: busy is set before a batch checks pause
-	// (enterBatch), so one that missed the pause is seen busy here.
-	for {
-		busy := false
-		s.mu.Lock()
-		for _, c := range s.conns {
-			if c.loop == nil && c.busy.Load() {
-				busy = true
-				break
-			}
-		}
-		s.mu.Unlock()
-		if !busy {
-			return
-		}
+	// Loops and goroutine connections mark themselves running before
+	// they check pause (enterTurn, enterBatch), so one that missed the
+	// pause is seen running here. A loop Serve publishes after the read
+	// above has been handed no connection before the pause was set.
+	for s.running(loops) {
 		time.Sleep(100 * time.Microsecond)
 	}
+}
+
+// running reports whether a loop or a goroutine connection may be
+// running requests.
+func (s *Server) running(loops []*eventLoop) bool {
+	for _, l := range loops {
+		if l.runsRequests() {
+			return true
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		if c.loop == nil && c.busy.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // Resume lets a paused server go on.

@@ -9,6 +9,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -270,6 +272,59 @@ func TestShutdownWaiterKilled(t *testing.T) {
 			require.Eventually(t, func() bool { return len(ts.srv.clients()) == 1 }, 5*time.Second, time.Millisecond)
 			require.Equal(t, "+PONG\r\n", other.do("PING"))
 			require.Zero(t, peekInt(t, ts.store, "after"), "a killed client's request ran")
+		})
+	}
+}
+
+// stuckJournal is persist.Log under appendfsync always while the disk
+// fails: Sync waits through the outage (until release is closed).
+type stuckJournal struct {
+	n       atomic.Uint64
+	syncing chan struct{} // closed by the first Sync that waits
+	once    sync.Once
+	release chan struct{}
+}
+
+func (j *stuckJournal) Append([]byte) uint64 { return j.n.Add(1) }
+func (j *stuckJournal) Err() error           { return nil }
+func (j *stuckJournal) Sync(uint64) error {
+	j.once.Do(func() { close(j.syncing) })
+	<-j.release
+	return nil
+}
+
+// TestPauseWhileTheJournalWaits: a write whose record the journal cannot
+// make durable yet (appendfsync always, the disk failing) does not hold
+// Pause back: the write ran and is in the journal, nothing more runs, and
+// the final save is what decides (and fails, with the disk); its reply
+// comes once the journal has it durable.
+func TestPauseWhileTheJournalWaits(t *testing.T) {
+	for _, mode := range connModes {
+		t.Run(mode, func(t *testing.T) {
+			j := &stuckJournal{syncing: make(chan struct{}), release: make(chan struct{})}
+			ts := newJournaledServer(t, j, "event-loop", mode)
+			var release sync.Once
+			heal := func() { release.Do(func() { close(j.release) }) }
+			t.Cleanup(heal) // before the server's cleanup
+			r := ts.raw(t)
+			_, err := r.nc.Write([]byte("*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n"))
+			require.NoError(t, err)
+			select {
+			case <-j.syncing:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the write did not reach the journal")
+			}
+			pauseWithin(t, ts.srv, 5*time.Second)
+			require.Equal(t, int64(1), peekInt(t, ts.store, "k"))
+			other := ts.raw(t)
+			_, err = other.nc.Write([]byte("*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n"))
+			require.NoError(t, err)
+			noReply(t, other)
+			require.Equal(t, int64(1), peekInt(t, ts.store, "k"), "a request ran while paused")
+			ts.srv.Resume()
+			heal()
+			require.Equal(t, ":1\r\n", r.reply())
+			require.Equal(t, ":2\r\n", other.reply())
 		})
 	}
 }
