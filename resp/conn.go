@@ -140,6 +140,7 @@ func (c *Conn) serve() {
 		ok := c.runBuffered()
 		c.busy.Store(false)
 		if !ok {
+			c.flush() // the replies up to QUIT or the error, then close
 			return
 		}
 		if len(c.out) > 0 {
@@ -190,8 +191,10 @@ func (c *Conn) serve() {
 }
 
 // runBuffered runs every complete request in the buffer. It returns false
-// when the connection must close (protocol error or a limit exceeded; the
-// error reply has been flushed).
+// when the connection must close (QUIT, a protocol error or a limit
+// exceeded) once its replies are written: the caller writes them (the
+// write, and the journal's Sync before it, may wait, which a Pause must
+// not wait for: see serve and enterTurn).
 func (c *Conn) runBuffered() bool {
 	c.pending = false
 	if c.shutReq != nil && !c.shutdownOutcome() {
@@ -218,7 +221,6 @@ func (c *Conn) runBuffered() bool {
 			if perr != "" {
 				c.srv.log.Info("protocol error, closing client", "id", c.id, "addr", c.addr, "err", perr)
 				c.WriteError(perr)
-				c.flush()
 				return false
 			}
 			if n == 0 {
@@ -247,7 +249,6 @@ func (c *Conn) runBuffered() bool {
 		}
 		c.req = nil
 		if c.closeAfter {
-			c.flush()
 			return false
 		}
 		if c.shutReq != nil {

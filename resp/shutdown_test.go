@@ -295,36 +295,72 @@ func (j *stuckJournal) Sync(uint64) error {
 
 // TestPauseWhileTheJournalWaits: a write whose record the journal cannot
 // make durable yet (appendfsync always, the disk failing) does not hold
-// Pause back: the write ran and is in the journal, nothing more runs, and
-// the final save is what decides (and fails, with the disk); its reply
-// comes once the journal has it durable.
+// Pause back, nor does the reply after which its client is closed (QUIT,
+// a protocol error): the write ran and is in the journal, nothing more
+// runs, and the final save is what decides (and fails, with the disk).
+// The replies come once the journal has the write durable.
 func TestPauseWhileTheJournalWaits(t *testing.T) {
-	for _, mode := range connModes {
-		t.Run(mode, func(t *testing.T) {
-			j := &stuckJournal{syncing: make(chan struct{}), release: make(chan struct{})}
-			ts := newJournaledServer(t, j, "event-loop", mode)
-			var release sync.Once
-			heal := func() { release.Do(func() { close(j.release) }) }
-			t.Cleanup(heal) // before the server's cleanup
-			r := ts.raw(t)
-			_, err := r.nc.Write([]byte("*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n"))
-			require.NoError(t, err)
-			select {
-			case <-j.syncing:
-			case <-time.After(5 * time.Second):
-				t.Fatal("the write did not reach the journal")
-			}
-			pauseWithin(t, ts.srv, 5*time.Second)
-			require.Equal(t, int64(1), peekInt(t, ts.store, "k"))
-			other := ts.raw(t)
-			_, err = other.nc.Write([]byte("*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n"))
-			require.NoError(t, err)
-			noReply(t, other)
-			require.Equal(t, int64(1), peekInt(t, ts.store, "k"), "a request ran while paused")
-			ts.srv.Resume()
-			heal()
-			require.Equal(t, ":1\r\n", r.reply())
-			require.Equal(t, ":2\r\n", other.reply())
-		})
+	cases := []struct {
+		name  string
+		after string // sent with the write
+		reply string // its reply, before the connection closes
+	}{
+		{name: "write"},
+		{name: "then QUIT", after: "*1\r\n$4\r\nQUIT\r\n", reply: "+OK\r\n"},
+		{name: "then a protocol error", after: "*x\r\n", reply: "-" + errProtoMultibulkLen + "\r\n"},
 	}
+	for _, mode := range connModes {
+		for _, tc := range cases {
+			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+				j := &stuckJournal{syncing: make(chan struct{}), release: make(chan struct{})}
+				ts := newJournaledServer(t, j, "event-loop", mode)
+				var release sync.Once
+				heal := func() { release.Do(func() { close(j.release) }) }
+				t.Cleanup(heal) // before the server's cleanup
+				r := ts.raw(t)
+				_, err := r.nc.Write([]byte("*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n" + tc.after))
+				require.NoError(t, err)
+				select {
+				case <-j.syncing:
+				case <-time.After(5 * time.Second):
+					t.Fatal("the write did not reach the journal")
+				}
+				pauseWithin(t, ts.srv, 5*time.Second)
+				require.Equal(t, int64(1), peekInt(t, ts.store, "k"))
+				other := ts.raw(t)
+				_, err = other.nc.Write([]byte("*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n"))
+				require.NoError(t, err)
+				noReply(t, other)
+				require.Equal(t, int64(1), peekInt(t, ts.store, "k"), "a request ran while paused")
+				ts.srv.Resume()
+				heal()
+				require.Equal(t, ":1\r\n", r.reply())
+				if tc.reply != "" {
+					require.Equal(t, tc.reply, r.reply())
+					_, err := r.rd.ReadByte()
+					require.ErrorIs(t, err, io.EOF, "the connection closes after the reply")
+				}
+				require.Equal(t, ":2\r\n", other.reply())
+			})
+		}
+	}
+}
+
+// TestPauseWhileAClosingClientDoesNotRead: a goroutine client that is to
+// be closed after its replies (QUIT) and does not read them does not hold
+// Pause back; they are written, and the connection closed, once it reads.
+func TestPauseWhileAClosingClientDoesNotRead(t *testing.T) {
+	ts := newTestServer(t)
+	client, server := net.Pipe() // no socket: a goroutine of its own; writes wait for the reader
+	defer client.Close()
+	ts.srv.startConn(server)
+	client.SetDeadline(time.Now().Add(10 * time.Second))
+	_, err := client.Write([]byte("PING\r\nQUIT\r\n")) // returns once the server has read it
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond) // it runs them and writes the replies
+	pauseWithin(t, ts.srv, 5*time.Second)
+	got, err := io.ReadAll(client)
+	require.NoError(t, err)
+	require.Equal(t, "+PONG\r\n+OK\r\n", string(got))
+	ts.srv.Resume()
 }
