@@ -254,8 +254,12 @@ func (l *Log) SetPolicy(p Policy) {
 // Policy returns the appendfsync policy.
 func (l *Log) Policy() Policy { return Policy(l.policy.Load()) }
 
-// Append adds one record and returns its sequence number. It never blocks
-// on I/O; it runs with the writing command's shard locks held.
+// Append adds one record, or several back to back (a transaction's), and
+// returns their sequence number. What one call appends stays together:
+// the writer takes it in one piece (never part of it in one write and the
+// rest in a later one), and a rotation or capture never splits it. It
+// never blocks on I/O; it runs with the writing command's shard locks
+// held.
 //
 // It runs once per write command, so it does the least it can: one
 // uncontended mutex and a copy into l.buf, which the writer hands back

@@ -832,33 +832,44 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64) error 
 	var idx []int
 	st := m.store
 	err := c.each(func(seq uint64, rec []byte) error {
-		var err error
-		args, _, err = parseRecord(rec, args)
-		if err != nil {
-			return fmt.Errorf("persist: captured record %d: %w", seq, err)
-		}
-		all := true
-		if m.opts.Keys != nil {
-			idx, all = m.opts.Keys(args, idx[:0])
-			all = all || len(idx) == 0
-		}
-		before, after := false, false
-		if all {
-			for _, cut := range cuts {
-				before, after = before || seq <= cut, after || seq > cut
+		// One append may hold several records (a transaction's), each
+		// judged on its own: a record of a shard captured after it goes
+		// to the tail, one captured before is in the base already.
+		for rest := rec; len(rest) > 0; {
+			var err error
+			var size int
+			args, size, err = parseRecord(rest, args)
+			if err == nil && size == 0 {
+				err = errors.New("incomplete record")
 			}
-		} else {
-			for _, k := range idx {
-				cut := cuts[st.ShardIndex(args[k])]
-				before, after = before || seq <= cut, after || seq > cut
+			if err != nil {
+				return fmt.Errorf("persist: captured record %d: %w", seq, err)
 			}
-		}
-		switch {
-		case before && after:
-			return errMixed
-		case after:
-			keep = append(keep, rec...)
-			n++
+			one := rest[:size]
+			rest = rest[size:]
+			all := true
+			if m.opts.Keys != nil {
+				idx, all = m.opts.Keys(args, idx[:0])
+				all = all || len(idx) == 0
+			}
+			before, after := false, false
+			if all {
+				for _, cut := range cuts {
+					before, after = before || seq <= cut, after || seq > cut
+				}
+			} else {
+				for _, k := range idx {
+					cut := cuts[st.ShardIndex(args[k])]
+					before, after = before || seq <= cut, after || seq > cut
+				}
+			}
+			switch {
+			case before && after:
+				return errMixed
+			case after:
+				keep = append(keep, one...)
+				n++
+			}
 		}
 		return nil
 	})

@@ -367,3 +367,54 @@ func TestDecimalLen(t *testing.T) {
 		require.Equal(t, len(strconv.Itoa(n)), decimalLen(n), n)
 	}
 }
+
+// TestExecJournalsOneAppend: the records of the commands a transaction ran
+// reach the journal in one Append, so the log never writes part of a
+// transaction before a crash; split and replayed, they rebuild the state.
+// A command outside a transaction still appends its own.
+func TestExecJournalsOneAppend(t *testing.T) {
+	clock := newFakeClock()
+	j := &recordingJournal{}
+	s := newSocketless(t, clock, j)
+	send := func(args ...string) string {
+		argv := make([][]byte, len(args))
+		for i, a := range args {
+			argv[i] = []byte(a)
+		}
+		s.c.out = s.c.out[:0]
+		s.c.dispatch(argv)
+		return string(s.c.out)
+	}
+	require.Equal(t, "+OK\r\n", send("SET", "before", "1"))
+	require.Len(t, j.recs, 1)
+	require.Equal(t, "+OK\r\n", send("MULTI"))
+	for _, cmd := range [][]string{{"SET", "a", "1"}, {"INCR", "b"}, {"ZADD", "z", "1", "m"}, {"PEXPIRE", "z", "100000"}, {"GET", "a"}, {"INCR", "b"}} {
+		require.Equal(t, "+QUEUED\r\n", send(cmd...))
+	}
+	require.Equal(t, "*6\r\n+OK\r\n:1\r\n:1\r\n:1\r\n$1\r\n1\r\n:2\r\n", send("EXEC"))
+	require.Len(t, j.recs, 2, "one Append for the transaction")
+	var recs [][]byte
+	for rest := j.recs[1]; len(rest) > 0; {
+		_, n, perr, _ := parseRequest(rest, nil, limits{maxBulk: 1 << 20, authed: true})
+		require.Empty(t, perr)
+		require.NotZero(t, n, "a whole record")
+		recs = append(recs, rest[:n])
+		rest = rest[n:]
+	}
+	// The five writes, in order; ZADD created its key, so a DEL precedes it.
+	require.Len(t, recs, 6, "%q", j.recs[1])
+	require.Equal(t, "+OK\r\n", send("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", send("GET", "a"))
+	require.Equal(t, "*1\r\n$1\r\n1\r\n", send("EXEC"))
+	require.Len(t, j.recs, 2, "a transaction that wrote nothing appends nothing")
+
+	r := newSocketless(t, clock, nil)
+	n, err := r.replay(t, append(j.recs[:1:1], recs...))
+	require.NoError(t, err)
+	require.Equal(t, 7, n)
+	for _, k := range []string{"before", "a", "b", "z"} {
+		for _, c := range []string{"DUMP", "PEXPIRETIME"} {
+			require.Equal(t, s.do(t, c, k), r.do(t, c, k), "%s %s", c, k)
+		}
+	}
+}

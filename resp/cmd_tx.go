@@ -35,6 +35,7 @@ type txState struct {
 	nargs  []int    // number of arguments of each queued command
 	ends   []int    // end offset in buf of every queued argument
 	buf    []byte   // the queued arguments, back to back
+	recs   []byte   // the journal records of the commands EXEC ran, for one Append
 	args   [][]byte // EXEC's view of the arguments (reused)
 	held   []int    // shards EXEC locks (reused)
 }
@@ -55,6 +56,9 @@ func (tx *txState) reset() {
 	tx.cmds, tx.nargs, tx.ends, tx.buf = tx.cmds[:0], tx.nargs[:0], tx.ends[:0], tx.buf[:0]
 	if cap(tx.buf) > shrinkAt { // don't keep a huge transaction's memory
 		tx.buf, tx.ends, tx.args = nil, nil, nil
+	}
+	if cap(tx.recs) > shrinkAt {
+		tx.recs = nil
 	}
 }
 
@@ -183,6 +187,7 @@ func cmdExec(c *Conn, args [][]byte) {
 	c.held, c.heldAll = held, all // for the journal's change counting
 	defer func() {
 		c.inExec = false
+		c.endTxRecords()
 		c.held, c.heldAll = saved[:0], false
 		c.unlockExec(all, held)
 		c.unwatchAll()

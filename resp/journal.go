@@ -42,8 +42,10 @@ import (
 
 // Journal receives effect records. Package persist implements it.
 type Journal interface {
-	// Append adds one RESP-encoded record and returns its sequence number.
-	// It is called with shard locks held and must not block on I/O.
+	// Append adds RESP-encoded records, one or more back to back (a
+	// transaction's, which it keeps together: one write, one sequence
+	// number), and returns their sequence number. It is called with
+	// shard locks held and must not block on I/O.
 	Append(rec []byte) uint64
 	// Sync makes records up to seq as durable as the policy demands
 	// (appendfsync always: fsynced) and returns the write error if that
@@ -112,7 +114,7 @@ func (c *Conn) journalRaw(args [][]byte) bool {
 	if raw == nil {
 		return false
 	}
-	c.journalSeq = j.Append(raw)
+	c.appendRecord(j, raw)
 	return true
 }
 
@@ -176,7 +178,7 @@ func (c *Conn) journalAppend(args ...[]byte) {
 		rec = appendBulk(rec, a)
 	}
 	c.recBuf = rec
-	c.journalSeq = j.Append(rec)
+	c.appendRecord(j, rec)
 }
 
 // journalSetImage appends the image of a string key: SETINT for an
@@ -191,7 +193,7 @@ func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
 	}
 	if n, ok := e.Int(); ok {
 		c.recBuf = appendSetInt(c.recBuf[:0], key, n, e.ExpireAt())
-		c.journalSeq = j.Append(c.recBuf)
+		c.appendRecord(j, c.recBuf)
 		return
 	}
 	rec := c.recBuf[:0]
@@ -208,7 +210,31 @@ func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
 		rec = appendBulkInt(rec, e.ExpireAt())
 	}
 	c.recBuf = rec
+	c.appendRecord(j, rec)
+}
+
+// appendRecord hands one record to the journal, or, while EXEC runs its
+// queued commands, adds it to the transaction's records, which EXEC
+// appends together (endTxRecords): the log takes them as one unit, so the
+// writer never writes part of a transaction in one write and the rest in
+// a later one (a crash in between left half of it in the file, replayed
+// as a state that never was, while under everysec the client had its
+// reply).
+func (c *Conn) appendRecord(j Journal, rec []byte) {
+	if c.inExec {
+		c.tx.recs = append(c.tx.recs, rec...)
+		return
+	}
 	c.journalSeq = j.Append(rec)
+}
+
+// endTxRecords appends the records of the transaction EXEC ran, with its
+// shards still held.
+func (c *Conn) endTxRecords() {
+	if len(c.tx.recs) > 0 {
+		c.journalSeq = c.srv.journal.Append(c.tx.recs)
+	}
+	c.tx.recs = c.tx.recs[:0]
 }
 
 // journalEffects logs what cmd changed; see the file comment.
