@@ -388,13 +388,9 @@ func (m *Manager) replayFile(i int, last bool) error {
 	if err != nil {
 		return err
 	}
-	rr := newRecordReader(io.LimitReader(f, size), path, size)
-	var at int64
-	next := func() ([][]byte, error) {
-		at = rr.offset()
-		return rr.next()
-	}
-	n, err := m.opts.Replay(next)
+	tr := &txReader{rr: newRecordReader(io.LimitReader(f, size), path, size)}
+	n, err := m.opts.Replay(tr.read)
+	at := tr.at
 	m.replayed += int64(n)
 	var torn *TornError
 	var corrupt *CorruptError
@@ -832,9 +828,10 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64) error 
 	var idx []int
 	st := m.store
 	err := c.each(func(seq uint64, rec []byte) error {
-		// One append may hold several records (a transaction's), each
-		// judged on its own: a record of a shard captured after it goes
-		// to the tail, one captured before is in the base already.
+		// One append may hold several records (a transaction's, between
+		// MULTI and EXEC), each judged on its own: a record of a shard
+		// captured after it goes to the tail, one captured before is in
+		// the base already.
 		for rest := rec; len(rest) > 0; {
 			var err error
 			var size int
@@ -847,6 +844,9 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64) error 
 			}
 			one := rest[:size]
 			rest = rest[size:]
+			if isMarker(args, "MULTI") || isMarker(args, "EXEC") {
+				continue // the base is written whole: no torn tail to guard against
+			}
 			all := true
 			if m.opts.Keys != nil {
 				idx, all = m.opts.Keys(args, idx[:0])

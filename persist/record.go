@@ -252,3 +252,61 @@ func allZero(b []byte) bool {
 }
 
 var zero8 [8]byte
+
+// txReader yields a log file's records for replay, holding back those of
+// a transaction (between a MULTI record and an EXEC record, as resp's
+// EXEC writes them) until its EXEC is read, and leaving the two markers
+// out. A file that ends inside a transaction ends as a torn tail at its
+// MULTI, so the whole transaction is dropped (Redis's "Revert incomplete
+// MULTI/EXEC transaction"), never a part of it.
+type txReader struct {
+	rr      *recordReader
+	at      int64      // offset of the record last returned (of its MULTI, in a transaction)
+	pending [][][]byte // a read transaction's records still to return (copies)
+	next    int
+}
+
+// read returns the next record to replay, valid until the next call;
+// io.EOF after the last, or a *TornError or *CorruptError.
+func (t *txReader) read() ([][]byte, error) {
+	if t.next < len(t.pending) {
+		t.next++
+		return t.pending[t.next-1], nil
+	}
+	t.pending, t.next = t.pending[:0], 0
+	t.at = t.rr.offset()
+	args, err := t.rr.next()
+	if err == nil && isMarker(args, "EXEC") {
+		return nil, &CorruptError{File: t.rr.name, Offset: t.at, Size: t.rr.size, Reason: "EXEC outside a transaction"}
+	}
+	if err != nil || !isMarker(args, "MULTI") {
+		return args, err
+	}
+	for {
+		args, err := t.rr.next()
+		var torn *TornError
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil, &TornError{File: t.rr.name, Offset: t.at, Size: t.rr.offset()}
+		case errors.As(err, &torn):
+			torn.Offset = t.at
+			return nil, torn
+		case err != nil:
+			return nil, err
+		case isMarker(args, "EXEC"):
+			return t.read()
+		case isMarker(args, "MULTI"):
+			return nil, &CorruptError{File: t.rr.name, Offset: t.at, Size: t.rr.size, Reason: "a transaction inside a transaction"}
+		}
+		cp := make([][]byte, len(args))
+		for i, a := range args {
+			cp[i] = bytes.Clone(a)
+		}
+		t.pending = append(t.pending, cp)
+	}
+}
+
+// isMarker reports whether args is the one-word record name.
+func isMarker(args [][]byte, name string) bool {
+	return len(args) == 1 && string(args[0]) == name
+}

@@ -1,8 +1,11 @@
 package persist_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -84,4 +87,50 @@ func TestTransactionsDuringARewrite(t *testing.T) {
 		}
 	}
 	require.Equal(t, int64(50000), int64(len(c.Keys(ctx, "static:*").Val())))
+}
+
+// TestTornTransactionIsDroppedWhole: a log whose tail is torn inside a
+// transaction (a power loss in the middle of its write) loads without any
+// of it, is truncated at the transaction's start, and goes on: what is
+// written after the restart loads after the next one.
+func TestTornTransactionIsDroppedWhole(t *testing.T) {
+	ctx := context.Background()
+	for _, cut := range []string{"inside a record", "between records", "before EXEC"} {
+		t.Run(cut, func(t *testing.T) {
+			dir := t.TempDir()
+			c, stop := serve(t, dir, "appendfsync", "always")
+			require.NoError(t, c.Set(ctx, "a", "1", 0).Err())
+			_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Incr(ctx, "x")
+				p.Set(ctx, "y", "v", 0)
+				return nil
+			})
+			require.NoError(t, err)
+			stop()
+
+			files, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+			require.NoError(t, err)
+			require.Len(t, files, 1)
+			data, err := os.ReadFile(files[0])
+			require.NoError(t, err)
+			data = bytes.TrimRight(data, "\x00")
+			multi := bytes.Index(data, []byte("*1\r\n$5\r\nMULTI\r\n"))
+			exec := bytes.Index(data, []byte("*1\r\n$4\r\nEXEC\r\n"))
+			require.Positive(t, multi)
+			require.Equal(t, len(data)-len("*1\r\n$4\r\nEXEC\r\n"), exec, "the transaction ends the file")
+			second := bytes.Index(bytes.ToLower(data[multi:]), []byte("*3\r\n$3\r\nset\r\n$1\r\ny"))
+			require.Positive(t, second)
+			second += multi
+			at := map[string]int{"inside a record": second + 5, "between records": second, "before EXEC": exec}[cut]
+			require.NoError(t, os.WriteFile(files[0], data[:at], 0o644))
+
+			c, stop = serve(t, dir)
+			require.Equal(t, "1", c.Get(ctx, "a").Val())
+			require.Zero(t, c.Exists(ctx, "x", "y").Val(), "no part of the torn transaction")
+			require.NoError(t, c.Set(ctx, "later", "3", 0).Err())
+			stop()
+			c, _ = serve(t, dir)
+			require.Equal(t, []any{"1", nil, nil, "3"}, c.MGet(ctx, "a", "x", "y", "later").Val())
+		})
+	}
 }

@@ -369,9 +369,11 @@ func TestDecimalLen(t *testing.T) {
 }
 
 // TestExecJournalsOneAppend: the records of the commands a transaction ran
-// reach the journal in one Append, so the log never writes part of a
-// transaction before a crash; split and replayed, they rebuild the state.
-// A command outside a transaction still appends its own.
+// reach the journal in one Append, between MULTI and EXEC records (one
+// record alone without them), so the log never writes part of a
+// transaction before a crash and the loader can drop a torn one whole;
+// replayed, they rebuild the state. A command outside a transaction still
+// appends its own.
 func TestExecJournalsOneAppend(t *testing.T) {
 	clock := newFakeClock()
 	j := &recordingJournal{}
@@ -401,18 +403,29 @@ func TestExecJournalsOneAppend(t *testing.T) {
 		recs = append(recs, rest[:n])
 		rest = rest[n:]
 	}
-	// The five writes, in order; ZADD created its key, so a DEL precedes it.
-	require.Len(t, recs, 6, "%q", j.recs[1])
+	// Between MULTI and EXEC, the five writes in order; ZADD created its
+	// key, so a DEL precedes it.
+	require.Len(t, recs, 8, "%q", j.recs[1])
+	require.Equal(t, recMulti, string(recs[0]))
+	require.Equal(t, recExec, string(recs[7]))
+	recs = recs[1:7]
 	require.Equal(t, "+OK\r\n", send("MULTI"))
 	require.Equal(t, "+QUEUED\r\n", send("GET", "a"))
 	require.Equal(t, "*1\r\n$1\r\n1\r\n", send("EXEC"))
 	require.Len(t, j.recs, 2, "a transaction that wrote nothing appends nothing")
+	require.Equal(t, "+OK\r\n", send("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", send("INCR", "c"))
+	require.Equal(t, "+QUEUED\r\n", send("GET", "c"))
+	require.Equal(t, "*2\r\n:1\r\n$1\r\n1\r\n", send("EXEC"))
+	require.Len(t, j.recs, 3)
+	require.NotContains(t, string(j.recs[2]), "MULTI", "one record alone needs no MULTI")
+	recs = append(recs, j.recs[2])
 
 	r := newSocketless(t, clock, nil)
 	n, err := r.replay(t, append(j.recs[:1:1], recs...))
 	require.NoError(t, err)
-	require.Equal(t, 7, n)
-	for _, k := range []string{"before", "a", "b", "z"} {
+	require.Equal(t, 8, n)
+	for _, k := range []string{"before", "a", "b", "z", "c"} {
 		for _, c := range []string{"DUMP", "PEXPIRETIME"} {
 			require.Equal(t, s.do(t, c, k), r.do(t, c, k), "%s %s", c, k)
 		}

@@ -35,7 +35,8 @@ type txState struct {
 	nargs  []int    // number of arguments of each queued command
 	ends   []int    // end offset in buf of every queued argument
 	buf    []byte   // the queued arguments, back to back
-	recs   []byte   // the journal records of the commands EXEC ran, for one Append
+	recs   []byte   // MULTI and the journal records of the commands EXEC ran, for one Append
+	nrecs  int      // records in recs after MULTI
 	args   [][]byte // EXEC's view of the arguments (reused)
 	held   []int    // shards EXEC locks (reused)
 }

@@ -222,19 +222,36 @@ func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
 // reply).
 func (c *Conn) appendRecord(j Journal, rec []byte) {
 	if c.inExec {
+		if c.tx.nrecs == 0 {
+			c.tx.recs = append(c.tx.recs[:0], recMulti...)
+		}
 		c.tx.recs = append(c.tx.recs, rec...)
+		c.tx.nrecs++
 		return
 	}
 	c.journalSeq = j.Append(rec)
 }
 
+// The records that enclose a transaction's records in the log, as in
+// Redis's AOF: the loader runs the records between them only once it has
+// read EXEC, so a tail torn inside a transaction (a power loss in the
+// middle of its write) loses the whole of it, never a part.
+const (
+	recMulti = "*1\r\n$5\r\nMULTI\r\n"
+	recExec  = "*1\r\n$4\r\nEXEC\r\n"
+)
+
 // endTxRecords appends the records of the transaction EXEC ran, with its
-// shards still held.
+// shards still held: one record alone, several between MULTI and EXEC.
 func (c *Conn) endTxRecords() {
-	if len(c.tx.recs) > 0 {
+	switch n := c.tx.nrecs; {
+	case n == 1:
+		c.journalSeq = c.srv.journal.Append(c.tx.recs[len(recMulti):])
+	case n > 1:
+		c.tx.recs = append(c.tx.recs, recExec...)
 		c.journalSeq = c.srv.journal.Append(c.tx.recs)
 	}
-	c.tx.recs = c.tx.recs[:0]
+	c.tx.recs, c.tx.nrecs = c.tx.recs[:0], 0
 }
 
 // journalEffects logs what cmd changed; see the file comment.
