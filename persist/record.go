@@ -285,12 +285,20 @@ func (t *txReader) read() ([][]byte, error) {
 	for {
 		args, err := t.rr.next()
 		var torn *TornError
+		var corrupt *CorruptError
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil, &TornError{File: t.rr.name, Offset: t.at, Size: t.rr.offset()}
 		case errors.As(err, &torn):
 			torn.Offset = t.at
 			return nil, torn
+		case errors.As(err, &corrupt):
+			// Reported, and cut by aof-load-corrupt truncate, at the
+			// MULTI: cut at the damage, the file would keep a MULTI
+			// without its EXEC, and the writes appended after it would
+			// be that transaction's torn tail at the next start.
+			corrupt.Offset = t.at
+			return nil, corrupt
 		case err != nil:
 			return nil, err
 		case isMarker(args, "EXEC"):

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/persist"
+	"github.com/ratekv/ratekv/resp"
+	"github.com/ratekv/ratekv/shards"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -133,4 +139,66 @@ func TestTornTransactionIsDroppedWhole(t *testing.T) {
 			require.Equal(t, []any{"1", nil, nil, "3"}, c.MGet(ctx, "a", "x", "y", "later").Val())
 		})
 	}
+}
+
+// openErr opens the persistence in dir as serve does and returns the error
+// that stops it from loading, or nil (closing what it opened).
+func openErr(t *testing.T, dir string, conf ...string) error {
+	t.Helper()
+	cfg := config.New()
+	args := append([]string{"port", "0", "bind", "127.0.0.1", "dir", dir, "save", ""}, conf...)
+	for i := 0; i+1 < len(args); i += 2 {
+		require.NoError(t, cfg.Set(args[i], args[i+1]))
+	}
+	store := shards.New(shards.Options{Shards: 4})
+	defer store.Close()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := resp.New(store, cfg, log)
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Logger: log})
+	if err == nil {
+		mgr.Close()
+	}
+	return err
+}
+
+// TestCorruptTransactionIsCutAtItsMulti: damage inside a transaction's
+// records is reported at its MULTI, where aof-load-corrupt truncate cuts
+// the file. Cut at the damaged record instead, the file kept a MULTI
+// without its EXEC, so every write after the restart was appended inside
+// that transaction: the next start dropped them all as its torn tail.
+func TestCorruptTransactionIsCutAtItsMulti(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c, stop := serve(t, dir)
+	require.NoError(t, c.Set(ctx, "a", "1", 0).Err())
+	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "x")
+		p.Set(ctx, "y", "v", 0)
+		return nil
+	})
+	require.NoError(t, err)
+	stop()
+
+	files, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	multi := bytes.Index(data, []byte("*1\r\n$5\r\nMULTI\r\n"))
+	require.Positive(t, multi)
+	second := bytes.Index(bytes.ToLower(data[multi:]), []byte("*3\r\n$3\r\nset\r\n$1\r\ny"))
+	require.Positive(t, second)
+	data[multi+second] = '!' // the transaction's second record
+	require.NoError(t, os.WriteFile(files[0], data, 0o644))
+
+	err = openErr(t, dir)
+	require.ErrorContains(t, err, fmt.Sprintf("offset %d", multi))
+	require.ErrorContains(t, err, "--aof-load-corrupt truncate")
+
+	c, stop = serve(t, dir, "aof-load-corrupt", "truncate")
+	require.Equal(t, []any{"1", nil, nil}, c.MGet(ctx, "a", "x", "y").Val())
+	require.NoError(t, c.Set(ctx, "later", "3", 0).Err())
+	stop()
+	c, _ = serve(t, dir)
+	require.Equal(t, []any{"1", nil, nil, "3"}, c.MGet(ctx, "a", "x", "y", "later").Val())
 }
