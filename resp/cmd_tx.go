@@ -249,8 +249,14 @@ func cmdWatch(c *Conn, args [][]byte) {
 }
 
 // UNWATCH
+//
+// Queued in a transaction it runs inside EXEC, which holds the watched
+// keys' shards (unwatchAll would lock them again) and unwatches every key
+// as it ends.
 func cmdUnwatch(c *Conn, args [][]byte) {
-	c.unwatchAll()
+	if !c.inExec {
+		c.unwatchAll()
+	}
 	c.WriteOK()
 }
 
