@@ -269,48 +269,53 @@ type txReader struct {
 // read returns the next record to replay, valid until the next call;
 // io.EOF after the last, or a *TornError or *CorruptError.
 func (t *txReader) read() ([][]byte, error) {
-	if t.next < len(t.pending) {
-		t.next++
-		return t.pending[t.next-1], nil
-	}
-	t.pending, t.next = t.pending[:0], 0
-	t.at = t.rr.offset()
-	args, err := t.rr.next()
-	if err == nil && isMarker(args, "EXEC") {
-		return nil, &CorruptError{File: t.rr.name, Offset: t.at, Size: t.rr.size, Reason: "EXEC outside a transaction"}
-	}
-	if err != nil || !isMarker(args, "MULTI") {
-		return args, err
-	}
+	// A loop, not a call per transaction read: a file of many empty
+	// transactions (MULTI right before EXEC) overflowed the stack.
+txs:
 	for {
+		if t.next < len(t.pending) {
+			t.next++
+			return t.pending[t.next-1], nil
+		}
+		t.pending, t.next = t.pending[:0], 0
+		t.at = t.rr.offset()
 		args, err := t.rr.next()
-		var torn *TornError
-		var corrupt *CorruptError
-		switch {
-		case errors.Is(err, io.EOF):
-			return nil, &TornError{File: t.rr.name, Offset: t.at, Size: t.rr.offset()}
-		case errors.As(err, &torn):
-			torn.Offset = t.at
-			return nil, torn
-		case errors.As(err, &corrupt):
-			// Reported, and cut by aof-load-corrupt truncate, at the
-			// MULTI: cut at the damage, the file would keep a MULTI
-			// without its EXEC, and the writes appended after it would
-			// be that transaction's torn tail at the next start.
-			corrupt.Offset = t.at
-			return nil, corrupt
-		case err != nil:
-			return nil, err
-		case isMarker(args, "EXEC"):
-			return t.read()
-		case isMarker(args, "MULTI"):
-			return nil, &CorruptError{File: t.rr.name, Offset: t.at, Size: t.rr.size, Reason: "a transaction inside a transaction"}
+		if err == nil && isMarker(args, "EXEC") {
+			return nil, &CorruptError{File: t.rr.name, Offset: t.at, Size: t.rr.size, Reason: "EXEC outside a transaction"}
 		}
-		cp := make([][]byte, len(args))
-		for i, a := range args {
-			cp[i] = bytes.Clone(a)
+		if err != nil || !isMarker(args, "MULTI") {
+			return args, err
 		}
-		t.pending = append(t.pending, cp)
+		for {
+			args, err := t.rr.next()
+			var torn *TornError
+			var corrupt *CorruptError
+			switch {
+			case errors.Is(err, io.EOF):
+				return nil, &TornError{File: t.rr.name, Offset: t.at, Size: t.rr.offset()}
+			case errors.As(err, &torn):
+				torn.Offset = t.at
+				return nil, torn
+			case errors.As(err, &corrupt):
+				// Reported, and cut by aof-load-corrupt truncate, at the
+				// MULTI: cut at the damage, the file would keep a MULTI
+				// without its EXEC, and the writes appended after it would
+				// be that transaction's torn tail at the next start.
+				corrupt.Offset = t.at
+				return nil, corrupt
+			case err != nil:
+				return nil, err
+			case isMarker(args, "EXEC"):
+				continue txs
+			case isMarker(args, "MULTI"):
+				return nil, &CorruptError{File: t.rr.name, Offset: t.at, Size: t.rr.size, Reason: "a transaction inside a transaction"}
+			}
+			cp := make([][]byte, len(args))
+			for i, a := range args {
+				cp[i] = bytes.Clone(a)
+			}
+			t.pending = append(t.pending, cp)
+		}
 	}
 }
 

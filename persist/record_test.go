@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"testing"
 	"testing/iotest"
 
@@ -293,4 +294,19 @@ func FuzzTxReader(f *testing.F) {
 			require.False(t, len(r) == 1 && (r[0] == "MULTI" || r[0] == "EXEC"), "a marker was replayed")
 		}
 	})
+}
+
+// TestTxReaderManyEmptyTransactions: a MULTI right before its EXEC holds
+// nothing to replay; the reader goes on to the next record in a loop. It
+// called itself once per such pair, so a file of many of them (resp never
+// writes one, but a damaged or hand-made file may hold them) overflowed
+// the stack and crashed the loader instead of loading.
+func TestTxReaderManyEmptyTransactions(t *testing.T) {
+	defer debug.SetMaxStack(debug.SetMaxStack(1 << 20))
+	pair := append(rec("MULTI"), rec("EXEC")...)
+	data := bytes.Repeat(pair, 100000)
+	data = append(data, rec("SET", "k", "v")...)
+	got, err := readTx(data)
+	require.ErrorIs(t, err, io.EOF)
+	require.Equal(t, [][]string{{"SET", "k", "v"}}, got)
 }
