@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,4 +202,148 @@ func TestCorruptTransactionIsCutAtItsMulti(t *testing.T) {
 	stop()
 	c, _ = serve(t, dir)
 	require.Equal(t, []any{"1", nil, nil, "3"}, c.MGet(ctx, "a", "x", "y", "later").Val())
+}
+
+// TestTransactionsOfEveryKindDuringSnapshots: transactions with
+// all-shard flushes, the limiters, many-key DELs, commands failing at run
+// time and writes that change nothing run while BGSAVE and BGREWRITEAOF
+// capture the keyspace. The log then replays to the live state, deadlines
+// included, and the snapshot taken during them is one instant: the two
+// counters every transaction increments together are equal in it.
+func TestTransactionsOfEveryKindDuringSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	c, stop := serve(t, dir)
+	pipe := c.Pipeline()
+	for i := range 50000 {
+		pipe.Set(ctx, fmt.Sprint("static:", i), "x", 0)
+	}
+	_, err := pipe.Exec(ctx)
+	require.NoError(t, err)
+	const workers = 4
+	var txs atomic.Int64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				a, b := fmt.Sprintf("w%d:a", w), fmt.Sprintf("w%d:b", w)
+				_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+					switch {
+					case i%97 == 96:
+						p.FlushAll(ctx)
+					case i%13 == 12:
+						p.Del(ctx, a, b, fmt.Sprintf("w%d:none", w), fmt.Sprintf("w%d:sl", w))
+					}
+					p.Incr(ctx, a)
+					p.Do(ctx, "SL.THROTTLE", fmt.Sprintf("w%d:sl", w), 5, 1000)
+					p.Do(ctx, "CL.THROTTLE", fmt.Sprintf("w%d:cl", w), 10, 5, 60)
+					p.Do(ctx, "SW.THROTTLE", fmt.Sprintf("w%d:sw", w), 5, 1000)
+					p.ZAdd(ctx, a, redis.Z{Score: 1, Member: "x"}) // WRONGTYPE
+					p.SetNX(ctx, b+":nx", "v", time.Minute)
+					p.Incr(ctx, b)
+					p.PExpire(ctx, b, time.Hour)
+					return nil
+				})
+				if err != nil && !strings.Contains(err.Error(), "WRONGTYPE") {
+					t.Errorf("transaction: %v", err)
+					return
+				}
+				txs.Add(1)
+			}
+		}()
+	}
+	for range 3 {
+		for _, start := range []func() error{c.BgSave(ctx).Err, c.BgRewriteAOF(ctx).Err} {
+			require.NoError(t, start())
+			require.Eventually(t, func() bool {
+				m := infoPersistence(t, c)
+				return m["aof_rewrite_in_progress"] == "0" && m["aof_rewrite_scheduled"] == "0" && m["rdb_bgsave_in_progress"] == "0"
+			}, 20*time.Second, 5*time.Millisecond)
+		}
+		m := infoPersistence(t, c)
+		require.Equal(t, "ok", m["aof_last_bgrewrite_status"])
+		require.Equal(t, "ok", m["rdb_last_bgsave_status"])
+	}
+	close(done)
+	wg.Wait()
+	t.Logf("%d transactions", txs.Load())
+	state := func(c *redis.Client) map[string]string {
+		keys, err := c.Keys(ctx, "*").Result()
+		require.NoError(t, err)
+		s := map[string]string{}
+		for _, k := range keys {
+			s[k] = c.Dump(ctx, k).Val() + "|" + fmt.Sprint(c.PExpireTime(ctx, k).Val())
+		}
+		return s
+	}
+	live := state(c)
+	require.NotEmpty(t, live)
+	stop()
+
+	c, stop = serve(t, dir)
+	require.Equal(t, live, state(c))
+	stop()
+
+	c, _ = serve(t, dir, "appendonly", "no") // the dump of the last BGSAVE
+	for w := range workers {
+		a, b := c.Get(ctx, fmt.Sprintf("w%d:a", w)).Val(), c.Get(ctx, fmt.Sprintf("w%d:b", w)).Val()
+		require.Equal(t, a, b, "worker %d", w)
+	}
+}
+
+// TestTornTransactionEdges: a log whose last bytes are a MULTI (with the
+// zeros written ahead under always after it, or not) loads without it,
+// and aof-load-truncated no refuses it, naming the MULTI's offset; a huge
+// transaction replays whole.
+func TestTornTransactionEdges(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		zeros int
+	}{{"multi last", 0}, {"multi before zeros", 4096}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c, stop := serve(t, dir, "appendfsync", "always")
+			require.NoError(t, c.Set(ctx, "a", "1", 0).Err())
+			const n = 20000
+			_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				for i := range n {
+					p.Set(ctx, fmt.Sprint("big:", i), "v", time.Hour)
+				}
+				return nil
+			})
+			require.NoError(t, err)
+			stop()
+			files, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+			require.NoError(t, err)
+			require.Len(t, files, 1)
+			data, err := os.ReadFile(files[0])
+			require.NoError(t, err)
+			data = bytes.TrimRight(data, "\x00")
+			end := len(data)
+			data = append(data, "*1\r\n$5\r\nMULTI\r\n"...)
+			data = append(data, make([]byte, tc.zeros)...)
+			require.NoError(t, os.WriteFile(files[0], data, 0o644))
+
+			err = openErr(t, dir, "aof-load-truncated", "no")
+			require.ErrorContains(t, err, fmt.Sprintf("offset %d of", end))
+
+			c, stop = serve(t, dir)
+			require.Equal(t, "1", c.Get(ctx, "a").Val())
+			require.Equal(t, int64(n+1), c.DBSize(ctx).Val())
+			require.NoError(t, c.Set(ctx, "later", "3", 0).Err())
+			stop()
+			c, _ = serve(t, dir)
+			require.Equal(t, "3", c.Get(ctx, "later").Val())
+			require.Equal(t, int64(n+2), c.DBSize(ctx).Val())
+		})
+	}
 }
