@@ -32,8 +32,8 @@ import (
 //     while the log replays (see Replay).
 //   - PersistTTL: for every key, only its deadline afterwards (PEXPIREAT,
 //     PERSIST or DEL): EXPIRE and friends, without re-logging a big value.
-//   - PersistCustom: the handler calls c.journalAppend itself (SL.THROTTLE
-//     logs the entries it added).
+//   - PersistCustom: the handler calls c.journalAppend itself (no command
+//     does at present: SL.THROTTLE logs its image, as PersistImage).
 //
 // Records are RESP arrays built with redcon's Append helpers, replayed
 // through the same command table as live traffic. Durability is settled
