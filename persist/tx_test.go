@@ -96,6 +96,41 @@ func TestTransactionsDuringARewrite(t *testing.T) {
 	require.Equal(t, int64(50000), int64(len(c.Keys(ctx, "static:*").Val())))
 }
 
+// incrFile returns the path of dir's one incremental log file and its
+// records (the zeros written ahead of them left out).
+func incrFile(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	return files[0], bytes.TrimRight(data, "\x00")
+}
+
+// txLog writes SET a 1, then a transaction of INCR x and SET y v, to the
+// log in dir and stops. It returns the log file, its records, and the
+// offsets of the transaction's MULTI and of its SET y record.
+func txLog(t *testing.T, dir string, conf ...string) (file string, data []byte, multi, setY int) {
+	t.Helper()
+	ctx := context.Background()
+	c, stop := serve(t, dir, conf...)
+	require.NoError(t, c.Set(ctx, "a", "1", 0).Err())
+	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "x")
+		p.Set(ctx, "y", "v", 0)
+		return nil
+	})
+	require.NoError(t, err)
+	stop()
+	file, data = incrFile(t, dir)
+	multi = bytes.Index(data, []byte("*1\r\n$5\r\nMULTI\r\n"))
+	require.Positive(t, multi)
+	setY = bytes.Index(bytes.ToLower(data[multi:]), []byte("*3\r\n$3\r\nset\r\n$1\r\ny"))
+	require.Positive(t, setY)
+	return file, data, multi, multi + setY
+}
+
 // TestTornTransactionIsDroppedWhole: a log whose tail is torn inside a
 // transaction (a power loss in the middle of its write) loads without any
 // of it, is truncated at the transaction's start, and goes on: what is
@@ -105,33 +140,13 @@ func TestTornTransactionIsDroppedWhole(t *testing.T) {
 	for _, cut := range []string{"inside a record", "between records", "before EXEC"} {
 		t.Run(cut, func(t *testing.T) {
 			dir := t.TempDir()
-			c, stop := serve(t, dir, "appendfsync", "always")
-			require.NoError(t, c.Set(ctx, "a", "1", 0).Err())
-			_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Incr(ctx, "x")
-				p.Set(ctx, "y", "v", 0)
-				return nil
-			})
-			require.NoError(t, err)
-			stop()
-
-			files, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
-			require.NoError(t, err)
-			require.Len(t, files, 1)
-			data, err := os.ReadFile(files[0])
-			require.NoError(t, err)
-			data = bytes.TrimRight(data, "\x00")
-			multi := bytes.Index(data, []byte("*1\r\n$5\r\nMULTI\r\n"))
+			file, data, _, second := txLog(t, dir, "appendfsync", "always")
 			exec := bytes.Index(data, []byte("*1\r\n$4\r\nEXEC\r\n"))
-			require.Positive(t, multi)
 			require.Equal(t, len(data)-len("*1\r\n$4\r\nEXEC\r\n"), exec, "the transaction ends the file")
-			second := bytes.Index(bytes.ToLower(data[multi:]), []byte("*3\r\n$3\r\nset\r\n$1\r\ny"))
-			require.Positive(t, second)
-			second += multi
 			at := map[string]int{"inside a record": second + 5, "between records": second, "before EXEC": exec}[cut]
-			require.NoError(t, os.WriteFile(files[0], data[:at], 0o644))
+			require.NoError(t, os.WriteFile(file, data[:at], 0o644))
 
-			c, stop = serve(t, dir)
+			c, stop := serve(t, dir)
 			require.Equal(t, "1", c.Get(ctx, "a").Val())
 			require.Zero(t, c.Exists(ctx, "x", "y").Val(), "no part of the torn transaction")
 			require.NoError(t, c.Set(ctx, "later", "3", 0).Err())
@@ -170,33 +185,15 @@ func openErr(t *testing.T, dir string, conf ...string) error {
 func TestCorruptTransactionIsCutAtItsMulti(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	c, stop := serve(t, dir)
-	require.NoError(t, c.Set(ctx, "a", "1", 0).Err())
-	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Incr(ctx, "x")
-		p.Set(ctx, "y", "v", 0)
-		return nil
-	})
-	require.NoError(t, err)
-	stop()
+	file, data, multi, second := txLog(t, dir)
+	data[second] = '!' // the transaction's second record
+	require.NoError(t, os.WriteFile(file, data, 0o644))
 
-	files, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
-	require.NoError(t, err)
-	require.Len(t, files, 1)
-	data, err := os.ReadFile(files[0])
-	require.NoError(t, err)
-	multi := bytes.Index(data, []byte("*1\r\n$5\r\nMULTI\r\n"))
-	require.Positive(t, multi)
-	second := bytes.Index(bytes.ToLower(data[multi:]), []byte("*3\r\n$3\r\nset\r\n$1\r\ny"))
-	require.Positive(t, second)
-	data[multi+second] = '!' // the transaction's second record
-	require.NoError(t, os.WriteFile(files[0], data, 0o644))
-
-	err = openErr(t, dir)
+	err := openErr(t, dir)
 	require.ErrorContains(t, err, fmt.Sprintf("offset %d", multi))
 	require.ErrorContains(t, err, "--aof-load-corrupt truncate")
 
-	c, stop = serve(t, dir, "aof-load-corrupt", "truncate")
+	c, stop := serve(t, dir, "aof-load-corrupt", "truncate")
 	require.Equal(t, []any{"1", nil, nil}, c.MGet(ctx, "a", "x", "y").Val())
 	require.NoError(t, c.Set(ctx, "later", "3", 0).Err())
 	stop()
@@ -322,16 +319,11 @@ func TestTornTransactionEdges(t *testing.T) {
 			})
 			require.NoError(t, err)
 			stop()
-			files, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
-			require.NoError(t, err)
-			require.Len(t, files, 1)
-			data, err := os.ReadFile(files[0])
-			require.NoError(t, err)
-			data = bytes.TrimRight(data, "\x00")
+			file, data := incrFile(t, dir)
 			end := len(data)
 			data = append(data, "*1\r\n$5\r\nMULTI\r\n"...)
 			data = append(data, make([]byte, tc.zeros)...)
-			require.NoError(t, os.WriteFile(files[0], data, 0o644))
+			require.NoError(t, os.WriteFile(file, data, 0o644))
 
 			err = openErr(t, dir, "aof-load-truncated", "no")
 			require.ErrorContains(t, err, fmt.Sprintf("offset %d of", end))

@@ -59,6 +59,18 @@ func (s *socketless) do(t *testing.T, args ...string) string {
 	return string(s.c.out)
 }
 
+// send runs one request through the dispatcher, as a client's arrives
+// (MULTI queues, EXEC runs), and returns its raw reply.
+func (s *socketless) send(args ...string) string {
+	argv := make([][]byte, len(args))
+	for i, a := range args {
+		argv[i] = []byte(a)
+	}
+	s.c.out = s.c.out[:0]
+	s.c.dispatch(argv)
+	return string(s.c.out)
+}
+
 // replay runs raw records on s's server, as the log loader does.
 func (s *socketless) replay(t *testing.T, recs [][]byte) (int, error) {
 	t.Helper()
@@ -378,15 +390,7 @@ func TestExecJournalsOneAppend(t *testing.T) {
 	clock := newFakeClock()
 	j := &recordingJournal{}
 	s := newSocketless(t, clock, j)
-	send := func(args ...string) string {
-		argv := make([][]byte, len(args))
-		for i, a := range args {
-			argv[i] = []byte(a)
-		}
-		s.c.out = s.c.out[:0]
-		s.c.dispatch(argv)
-		return string(s.c.out)
-	}
+	send := s.send
 	require.Equal(t, "+OK\r\n", send("SET", "before", "1"))
 	require.Len(t, j.recs, 1)
 	require.Equal(t, "+OK\r\n", send("MULTI"))

@@ -13,15 +13,7 @@ import (
 // (every later command on them waited). EXEC unwatches as it ends.
 func TestUnwatchQueuedInMulti(t *testing.T) {
 	s := newSocketless(t, &fakeClock{}, nil)
-	send := func(args ...string) string {
-		argv := make([][]byte, len(args))
-		for i, a := range args {
-			argv[i] = []byte(a)
-		}
-		s.c.out = s.c.out[:0]
-		s.c.dispatch(argv)
-		return string(s.c.out)
-	}
+	send := s.send
 	require.Equal(t, "+OK\r\n", send("WATCH", "k", "other"))
 	require.Equal(t, "+OK\r\n", send("MULTI"))
 	require.Equal(t, "+QUEUED\r\n", send("SET", "k", "v"))

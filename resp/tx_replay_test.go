@@ -49,15 +49,7 @@ func TestTransactionsReplayToTheLiveState(t *testing.T) {
 			clock.ns.Store(time.Now().UnixNano())
 			j := &recordingJournal{}
 			live := newSocketless(t, clock, j)
-			send := func(args ...string) string {
-				argv := make([][]byte, len(args))
-				for i, a := range args {
-					argv[i] = []byte(a)
-				}
-				live.c.out = live.c.out[:0]
-				live.c.dispatch(argv)
-				return string(live.c.out)
-			}
+			send := live.send
 			for _, c := range tt.setup {
 				require.NotEqual(t, "-", send(c...)[:1], "%v", c)
 				clock.Advance(time.Millisecond)
