@@ -73,6 +73,20 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// preloadStatic writes the keys static:0 … static:n-1, each holding its
+// number, so that captures take a while.
+func preloadStatic(t *testing.T, c *redis.Client, n int) {
+	t.Helper()
+	for i := 0; i < n; i += 1000 {
+		p := c.Pipeline()
+		for j := i; j < min(i+1000, n); j++ {
+			p.Set(context.Background(), fmt.Sprint("static:", j), j, 0)
+		}
+		_, err := p.Exec(context.Background())
+		require.NoError(t, err)
+	}
+}
+
 // server is one ratekv process.
 type server struct {
 	cmd  *exec.Cmd
@@ -177,6 +191,18 @@ type worker struct {
 
 func newWorker(id int) *worker {
 	return &worker{id: id, strs: map[string][]version{}, uncStr: map[string]version{}, zset: map[string]time.Time{}, limiters: map[string]*limiter{}, ttl: map[string]*ttlKey{}}
+}
+
+// newWorkers returns crashWorkers workers and their write sequences, each
+// starting in its own billion.
+func newWorkers() ([]*worker, []int64) {
+	workers := make([]*worker, crashWorkers)
+	seqs := make([]int64, crashWorkers)
+	for i := range workers {
+		workers[i] = newWorker(i)
+		seqs[i] = int64(i) * 1_000_000_000
+	}
+	return workers, seqs
 }
 
 // addLimiters adds this cycle's limiter keys.
@@ -422,26 +448,14 @@ func crashCycles(t *testing.T, bin, policy string, cycles int, load time.Duratio
 	r := rand.New(rand.NewPCG(seed, 1))
 	srv := startServer(t, bin, dir, "--appendfsync", policy)
 	probe := srv.client()
-	for i := 0; i < crashPreload; i += 1000 {
-		p := probe.Pipeline()
-		for j := i; j < i+1000; j++ {
-			p.Set(context.Background(), fmt.Sprint("static:", j), j, 0)
-		}
-		_, err := p.Exec(context.Background())
-		require.NoError(t, err)
-	}
+	preloadStatic(t, probe, crashPreload)
 	hasZadd := commandExists(probe, "zadd")
 	hasSL := commandExists(probe, "sl.throttle") && commandExists(probe, "sw.throttle")
 	probe.Close()
 	if !hasZadd || !hasSL {
 		t.Logf("not covered (command missing): zadd=%v sl/sw.throttle=%v", hasZadd, hasSL)
 	}
-	workers := make([]*worker, crashWorkers)
-	seqs := make([]int64, crashWorkers)
-	for i := range workers {
-		workers[i] = newWorker(i)
-		seqs[i] = int64(i) * 1_000_000_000
-	}
+	workers, seqs := newWorkers()
 	baseMs := time.Now().UnixMilli()
 	var kills []time.Time
 	cov := ttlCoverage{}

@@ -111,23 +111,12 @@ func gracefulCycles(t *testing.T, bin string, args []string, preload bool, stops
 	}()
 	probe := srv.client()
 	if preload {
-		for i := 0; i < gracefulPreload; i += 5000 {
-			kv := []any{"MSET"}
-			for j := i; j < i+5000; j++ {
-				kv = append(kv, fmt.Sprint("static:", j), j)
-			}
-			require.NoError(t, probe.Do(ctx, kv...).Err())
-		}
+		preloadStatic(t, probe, gracefulPreload)
 	}
 	hasZadd := commandExists(probe, "zadd")
 	hasSL := commandExists(probe, "sl.throttle") && commandExists(probe, "sw.throttle")
 	probe.Close()
-	workers := make([]*worker, crashWorkers)
-	seqs := make([]int64, crashWorkers)
-	for i := range workers {
-		workers[i] = newWorker(i)
-		seqs[i] = int64(i) * 1_000_000_000
-	}
+	workers, seqs := newWorkers()
 	baseMs := time.Now().UnixMilli()
 	cov := ttlCoverage{}
 	started := map[string]int{}

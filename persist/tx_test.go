@@ -31,12 +31,7 @@ func TestTransactionsDuringARewrite(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	c, stop := serve(t, dir)
-	pipe := c.Pipeline()
-	for i := range 50000 {
-		pipe.Set(ctx, fmt.Sprint("static:", i), "x", 0)
-	}
-	_, err := pipe.Exec(ctx)
-	require.NoError(t, err)
+	preloadStatic(t, c, 50000)
 
 	const workers, keys = 4, 16
 	done := make(chan struct{})
@@ -211,12 +206,7 @@ func TestTransactionsOfEveryKindDuringSnapshots(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	c, stop := serve(t, dir)
-	pipe := c.Pipeline()
-	for i := range 50000 {
-		pipe.Set(ctx, fmt.Sprint("static:", i), "x", 0)
-	}
-	_, err := pipe.Exec(ctx)
-	require.NoError(t, err)
+	preloadStatic(t, c, 50000)
 	const workers = 4
 	var txs atomic.Int64
 	done := make(chan struct{})
