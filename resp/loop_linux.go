@@ -222,15 +222,7 @@ func (c *Conn) poke() {
 // false once the server is closing: requests read but not run are not
 // run (Shutdown resumes a paused server after it set closing).
 func (l *eventLoop) enterTurn() bool {
-	for {
-		l.running.Store(true)
-		p := l.srv.pause.Load()
-		if p == nil {
-			break
-		}
-		l.running.Store(false)
-		<-p.resume
-	}
+	l.srv.markRunning(&l.running)
 	if l.ending() {
 		l.running.Store(false)
 		return false

@@ -1,6 +1,9 @@
 package resp
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Shutting down, as Redis does it: the final save happens while the
 // server can still go on, so that a save that fails (a full or broken
@@ -127,19 +130,26 @@ func (s *Server) Resume() {
 	}
 }
 
+// markRunning sets running (a loop's or a goroutine connection's), first
+// waiting while the server is paused. The flag is set before pause is
+// read, so a Pause that this call missed sees it set (see Pause).
+func (s *Server) markRunning(running *atomic.Bool) {
+	for {
+		running.Store(true)
+		p := s.pause.Load()
+		if p == nil {
+			return
+		}
+		running.Store(false)
+		<-p.resume
+	}
+}
+
 // enterBatch marks a goroutine connection busy before it runs a batch,
 // waiting first while the server is paused. It reports false once the
 // server is closing: requests read but not run are not run.
 func (c *Conn) enterBatch() bool {
-	for {
-		c.busy.Store(true)
-		p := c.srv.pause.Load()
-		if p == nil {
-			break
-		}
-		c.busy.Store(false)
-		<-p.resume
-	}
+	c.srv.markRunning(&c.busy)
 	if c.srv.closing.Load() {
 		c.busy.Store(false)
 		return false
