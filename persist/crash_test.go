@@ -205,6 +205,23 @@ func newWorkers() ([]*worker, []int64) {
 	return workers, seqs
 }
 
+// startWorkers runs every worker on a client of its own until stopAt;
+// the returned group ends once all have.
+func startWorkers(srv *server, workers []*worker, seqs []int64, seed uint64, cycle int, baseMs int64, stopAt time.Time, hasZadd, hasSL bool) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		c := srv.client()
+		wr := rand.New(rand.NewPCG(seed, uint64(cycle*100+i)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			w.run(c, wr, &seqs[i], baseMs, stopAt, hasZadd, hasSL)
+		}()
+	}
+	return &wg
+}
+
 // addLimiters adds this cycle's limiter keys.
 func (w *worker) addLimiters(cycle int, hasSL bool) {
 	k := fmt.Sprintf("cl:%d:%d", w.id, cycle)
@@ -465,19 +482,11 @@ func crashCycles(t *testing.T, bin, policy string, cycles int, load time.Duratio
 		}
 	}()
 	for cycle := 0; cycle < cycles; cycle++ {
-		var wg sync.WaitGroup
 		killAt := time.Now().Add(load)
-		for i, w := range workers {
+		for _, w := range workers {
 			w.addLimiters(cycle, hasSL)
-			c := srv.client()
-			wr := rand.New(rand.NewPCG(seed, uint64(cycle*100+i)))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				w.run(c, wr, &seqs[i], baseMs, killAt, hasZadd, hasSL)
-			}()
 		}
+		wg := startWorkers(srv, workers, seqs, seed, cycle, baseMs, killAt, hasZadd, hasSL)
 		// A rewrite or a snapshot in the middle of the load, in some cycles.
 		admin := srv.client()
 		go func(cycle int, after time.Duration) {

@@ -29,7 +29,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -121,19 +120,11 @@ func gracefulCycles(t *testing.T, bin string, args []string, preload bool, stops
 	cov := ttlCoverage{}
 	started := map[string]int{}
 	for cycle, stop := range stops {
-		var wg sync.WaitGroup
 		stopAt := time.Now().Add(gracefulLoad)
-		for i, w := range workers {
+		for _, w := range workers {
 			gracefulLimiters(w, cycle, hasSL)
-			c := srv.client()
-			wr := rand.New(rand.NewPCG(seed, uint64(cycle*100+i)))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				w.run(c, wr, &seqs[i], baseMs, stopAt, hasZadd, hasSL)
-			}()
 		}
+		wg := startWorkers(srv, workers, seqs, seed, cycle, baseMs, stopAt, hasZadd, hasSL)
 		time.Sleep(gracefulLoad)
 
 		admin := srv.client()

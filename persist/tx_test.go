@@ -34,38 +34,28 @@ func TestTransactionsDuringARewrite(t *testing.T) {
 	preloadStatic(t, c, 50000)
 
 	const workers, keys = 4, 16
-	done := make(chan struct{})
-	var wg sync.WaitGroup
 	counts := make([]map[string]int64, workers)
 	for w := range workers {
 		counts[w] = map[string]int64{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				// Two keys, most often in two shards.
-				a, b := fmt.Sprintf("w%d:ctr:%d", w, i%keys), fmt.Sprintf("w%d:z:%d", w, (i*7)%keys)
-				var incr *redis.IntCmd
-				_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-					incr = p.Incr(ctx, a)
-					p.ZAdd(ctx, b, redis.Z{Score: float64(i), Member: fmt.Sprint(i)})
-					p.PExpire(ctx, b, time.Hour)
-					return nil
-				})
-				if err != nil {
-					t.Errorf("transaction: %v", err)
-					return
-				}
-				counts[w][a] = incr.Val()
-				counts[w][b]++
-			}
-		}()
 	}
+	stopWork := untilStopped(workers, func(w, i int) bool {
+		// Two keys, most often in two shards.
+		a, b := fmt.Sprintf("w%d:ctr:%d", w, i%keys), fmt.Sprintf("w%d:z:%d", w, (i*7)%keys)
+		var incr *redis.IntCmd
+		_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			incr = p.Incr(ctx, a)
+			p.ZAdd(ctx, b, redis.Z{Score: float64(i), Member: fmt.Sprint(i)})
+			p.PExpire(ctx, b, time.Hour)
+			return nil
+		})
+		if err != nil {
+			t.Errorf("transaction: %v", err)
+			return false
+		}
+		counts[w][a] = incr.Val()
+		counts[w][b]++
+		return true
+	})
 	for range 3 {
 		require.NoError(t, c.BgRewriteAOF(ctx).Err())
 		require.Eventually(t, func() bool {
@@ -74,8 +64,7 @@ func TestTransactionsDuringARewrite(t *testing.T) {
 		}, 20*time.Second, 5*time.Millisecond)
 		require.Equal(t, "ok", infoPersistence(t, c)["aof_last_bgrewrite_status"])
 	}
-	close(done)
-	wg.Wait()
+	stopWork()
 	stop()
 
 	c, _ = serve(t, dir)
@@ -89,6 +78,34 @@ func TestTransactionsDuringARewrite(t *testing.T) {
 		}
 	}
 	require.Equal(t, int64(50000), int64(len(c.Keys(ctx, "static:*").Val())))
+}
+
+// untilStopped runs body(w, i) for i = 0, 1, … on each of n goroutines
+// (w their number) until body returns false or stop is called; stop
+// waits for them.
+func untilStopped(n int, body func(w, i int) bool) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if !body(w, i) {
+					return
+				}
+			}
+		}()
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // incrFile returns the path of dir's one incremental log file and its
@@ -209,58 +226,45 @@ func TestTransactionsOfEveryKindDuringSnapshots(t *testing.T) {
 	preloadStatic(t, c, 50000)
 	const workers = 4
 	var txs atomic.Int64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				a, b := fmt.Sprintf("w%d:a", w), fmt.Sprintf("w%d:b", w)
-				_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-					switch {
-					case i%97 == 96:
-						p.FlushAll(ctx)
-					case i%13 == 12:
-						p.Del(ctx, a, b, fmt.Sprintf("w%d:none", w), fmt.Sprintf("w%d:sl", w))
-					}
-					p.Incr(ctx, a)
-					p.Do(ctx, "SL.THROTTLE", fmt.Sprintf("w%d:sl", w), 5, 1000)
-					p.Do(ctx, "CL.THROTTLE", fmt.Sprintf("w%d:cl", w), 10, 5, 60)
-					p.Do(ctx, "SW.THROTTLE", fmt.Sprintf("w%d:sw", w), 5, 1000)
-					p.ZAdd(ctx, a, redis.Z{Score: 1, Member: "x"}) // WRONGTYPE
-					p.SetNX(ctx, b+":nx", "v", time.Minute)
-					p.Incr(ctx, b)
-					p.PExpire(ctx, b, time.Hour)
-					return nil
-				})
-				if err != nil && !strings.Contains(err.Error(), "WRONGTYPE") {
-					t.Errorf("transaction: %v", err)
-					return
-				}
-				txs.Add(1)
+	stopWork := untilStopped(workers, func(w, i int) bool {
+		a, b := fmt.Sprintf("w%d:a", w), fmt.Sprintf("w%d:b", w)
+		_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			switch {
+			case i%97 == 96:
+				p.FlushAll(ctx)
+			case i%13 == 12:
+				p.Del(ctx, a, b, fmt.Sprintf("w%d:none", w), fmt.Sprintf("w%d:sl", w))
 			}
-		}()
-	}
-	for range 3 {
-		for _, start := range []func() error{c.BgSave(ctx).Err, c.BgRewriteAOF(ctx).Err} {
-			require.NoError(t, start())
-			require.Eventually(t, func() bool {
-				m := infoPersistence(t, c)
-				return m["aof_rewrite_in_progress"] == "0" && m["aof_rewrite_scheduled"] == "0" && m["rdb_bgsave_in_progress"] == "0"
-			}, 20*time.Second, 5*time.Millisecond)
+			p.Incr(ctx, a)
+			p.Do(ctx, "SL.THROTTLE", fmt.Sprintf("w%d:sl", w), 5, 1000)
+			p.Do(ctx, "CL.THROTTLE", fmt.Sprintf("w%d:cl", w), 10, 5, 60)
+			p.Do(ctx, "SW.THROTTLE", fmt.Sprintf("w%d:sw", w), 5, 1000)
+			p.ZAdd(ctx, a, redis.Z{Score: 1, Member: "x"}) // WRONGTYPE
+			p.SetNX(ctx, b+":nx", "v", time.Minute)
+			p.Incr(ctx, b)
+			p.PExpire(ctx, b, time.Hour)
+			return nil
+		})
+		if err != nil && !strings.Contains(err.Error(), "WRONGTYPE") {
+			t.Errorf("transaction: %v", err)
+			return false
 		}
+		txs.Add(1)
+		return true
+	})
+	for range 3 {
+		// Both start at once: the rewrite is scheduled behind the save.
+		require.NoError(t, c.BgSave(ctx).Err())
+		require.NoError(t, c.BgRewriteAOF(ctx).Err())
+		require.Eventually(t, func() bool {
+			m := infoPersistence(t, c)
+			return m["aof_rewrite_in_progress"] == "0" && m["aof_rewrite_scheduled"] == "0" && m["rdb_bgsave_in_progress"] == "0"
+		}, 20*time.Second, 5*time.Millisecond)
 		m := infoPersistence(t, c)
 		require.Equal(t, "ok", m["aof_last_bgrewrite_status"])
 		require.Equal(t, "ok", m["rdb_last_bgsave_status"])
 	}
-	close(done)
-	wg.Wait()
+	stopWork()
 	t.Logf("%d transactions", txs.Load())
 	state := func(c *redis.Client) map[string]string {
 		keys, err := c.Keys(ctx, "*").Result()
