@@ -157,8 +157,8 @@ func (c *Conn) serve() {
 		if c.shutReq != nil {
 			select {
 			case <-c.shutReq.done:
-				if c.killReq.Load() {
-					return // killed meanwhile: what it sent after SHUTDOWN never runs
+				if c.killReq.Load() || c.hungUp() {
+					return // killed or gone meanwhile: what it sent after SHUTDOWN never runs
 				}
 				continue // refused: runBuffered replies and goes on
 			case <-c.srv.closed:
@@ -278,6 +278,31 @@ func (c *Conn) runBuffered() bool {
 		}
 	}
 	return true
+}
+
+// hungUp reads what the client sent while its SHUTDOWN waited (the
+// goroutine does not read meanwhile), waiting at most a millisecond for
+// more, and reports whether the client closed its connection in that
+// time. Its requests after SHUTDOWN then never run, as with the event
+// loop, which drops the client when its socket reports the hang-up (and
+// as in Redis, which frees a client blocked in SHUTDOWN when it hangs
+// up). With a full buffer it stops looking: those requests run, and the
+// next read finds the end.
+func (c *Conn) hungUp() bool {
+	defer c.nc.SetReadDeadline(time.Time{}) // read sets the idle deadline again
+	for c.w < len(c.buf) {
+		// A deadline already past would fail the read before it looks.
+		c.nc.SetReadDeadline(time.Now().Add(time.Millisecond))
+		n, err := c.nc.Read(c.buf[c.w:])
+		c.w += n
+		c.qbuf.Store(int64(c.w - c.r))
+		c.srv.netIn.Add(int64(n))
+		if err != nil {
+			var ne net.Error
+			return !errors.As(err, &ne) || !ne.Timeout()
+		}
+	}
+	return false
 }
 
 // read reads more bytes from the socket, growing the buffer when a request

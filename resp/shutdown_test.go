@@ -293,6 +293,36 @@ func (j *stuckJournal) Sync(uint64) error {
 	return nil
 }
 
+// TestShutdownWaiterHungUp: a client that sends SHUTDOWN and a write after
+// it, then closes its connection while main decides, never gets the write
+// run once the shutdown is refused (in Redis, a client blocked in SHUTDOWN
+// while it waits for replicas is freed when it hangs up, and what it
+// queued never runs). The event loop drops the client when its socket
+// reports the hang-up; a goroutine per connection, which does not read
+// while it waits, looks before it runs what it had read. Both modes behaved
+// so only since the goroutine looks.
+func TestShutdownWaiterHungUp(t *testing.T) {
+	for _, mode := range connModes {
+		t.Run(mode, func(t *testing.T) {
+			ts := newTestServer(t, "event-loop", mode)
+			r := ts.raw(t)
+			_, err := r.nc.Write([]byte("*1\r\n$8\r\nSHUTDOWN\r\n*2\r\n$4\r\nINCR\r\n$5\r\nafter\r\n"))
+			require.NoError(t, err)
+			req := nextShutdown(t, ts)
+			require.NoError(t, r.nc.Close())
+			time.Sleep(50 * time.Millisecond) // the hang-up reaches the server
+
+			ts.srv.Pause()
+			ts.srv.Resume()
+			req.Refuse()
+			require.Eventually(t, func() bool { return len(ts.srv.clients()) == 0 }, 5*time.Second, time.Millisecond)
+			other := ts.raw(t)
+			require.Equal(t, "+PONG\r\n", other.do("PING"))
+			require.Zero(t, peekInt(t, ts.store, "after"), "a write sent by a client that hung up ran")
+		})
+	}
+}
+
 // TestPauseWhileTheJournalWaits: a write whose record the journal cannot
 // make durable yet (appendfsync always, the disk failing) does not hold
 // Pause back, nor does the reply after which its client is closed (QUIT,
