@@ -306,26 +306,23 @@ func (c *Conn) hungUp() bool {
 }
 
 // read reads more bytes from the socket, growing the buffer when a request
-// does not fit, within client-query-buffer-limit.
+// does not fit, within client-query-buffer-limit: the unparsed bytes never
+// pass the limit, even one below the first buffer's size (a request over
+// it is refused, and a pipeline of small ones is read in pieces).
 func (c *Conn) read() error {
-	if c.w == len(c.buf) {
+	limit := c.srv.queryLimit.Load()
+	if c.w >= c.readEnd(limit) {
 		_, _, _, need := parseRequest(c.buf[c.r:c.w], c.args, limits{maxBulk: c.srv.maxBulk.Load(), authed: true})
 		pending := c.w - c.r
-		want := pending * 2
-		if need > want {
-			want = need
+		if int64(pending) >= limit || int64(need) > limit {
+			c.srv.log.Warn("client query buffer over limit, closing", "id", c.id, "addr", c.addr, "bytes", pending)
+			c.WriteError(errQueryBufLimit)
+			c.flush()
+			return io.EOF
 		}
-		if want < defaultReadBytes {
-			want = defaultReadBytes
-		}
-		if int64(want) > c.srv.queryLimit.Load() {
-			if int64(pending) >= c.srv.queryLimit.Load() || need == 0 || int64(need) > c.srv.queryLimit.Load() {
-				c.srv.log.Warn("client query buffer over limit, closing", "id", c.id, "addr", c.addr, "bytes", pending)
-				c.WriteError(errQueryBufLimit)
-				c.flush()
-				return io.EOF
-			}
-			want = int(c.srv.queryLimit.Load())
+		want := max(pending*2, need, defaultReadBytes)
+		if int64(want) > limit {
+			want = int(limit)
 		}
 		if c.r > 0 && want <= len(c.buf) {
 			copy(c.buf, c.buf[c.r:c.w])
@@ -337,15 +334,16 @@ func (c *Conn) read() error {
 		c.w -= c.r
 		c.r = 0
 	}
+	end := c.readEnd(limit)
 	var n int
 	var err error
 	if c.loop != nil {
-		n, err = c.readSome(c.buf[c.w:])
+		n, err = c.readSome(c.buf[c.w:end])
 	} else {
 		if t := c.srv.idleTimeout.Load(); t > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
 		}
-		n, err = c.nc.Read(c.buf[c.w:])
+		n, err = c.nc.Read(c.buf[c.w:end])
 	}
 	c.w += n
 	c.qbuf.Store(int64(c.w - c.r))
@@ -354,6 +352,15 @@ func (c *Conn) read() error {
 		return nil
 	}
 	return err
+}
+
+// readEnd is where the next read must stop: the buffer's end, or sooner
+// when the unparsed bytes would pass limit.
+func (c *Conn) readEnd(limit int64) int {
+	if int64(len(c.buf)-c.r) > limit {
+		return c.r + int(limit)
+	}
+	return len(c.buf)
 }
 
 // flush writes the pending replies. Records the batch journaled are made

@@ -158,6 +158,33 @@ func TestQueryBufferLimit(t *testing.T) {
 	require.Equal(t, "$-1\r\n", good.do("GET", "k"))
 }
 
+// TestQueryBufferLimitBelowReadBuffer: client-query-buffer-limit may be set
+// below the 16 KiB a connection first reads into (down to 1 KiB). A request
+// over it is refused all the same, one under it runs, and a long pipeline
+// of small requests is read a limit's worth at a time, never refused.
+func TestQueryBufferLimitBelowReadBuffer(t *testing.T) {
+	for _, mode := range []string{"yes", "no"} {
+		t.Run("event-loop "+mode, func(t *testing.T) {
+			ts := newTestServer(t, "client-query-buffer-limit", "1kb", "event-loop", mode)
+			ok := ts.raw(t)
+			require.Equal(t, "+OK\r\n", ok.do("SET", "small", strings.Repeat("x", 900)))
+			const n = 3000 // 42 KB of PINGs, sent at once
+			ok.nc.SetDeadline(time.Now().Add(10 * time.Second))
+			go io.WriteString(ok.nc, strings.Repeat("*1\r\n$4\r\nPING\r\n", n))
+			for i := 0; i < n; i++ {
+				line, err := ok.rd.ReadString('\n')
+				require.NoError(t, err, "reply %d of the pipeline", i)
+				require.Equal(t, "+PONG\r\n", line, "reply %d of the pipeline", i)
+			}
+			bad := ts.raw(t)
+			require.Equal(t, "-"+errQueryBufLimit+"\r\n", bad.do("SET", "big", strings.Repeat("x", 1500)))
+			_, err := bad.rd.ReadByte()
+			require.Error(t, err, "connection must be closed")
+			require.Equal(t, "$-1\r\n", ok.do("GET", "big"))
+		})
+	}
+}
+
 func TestMaxClients(t *testing.T) {
 	ts := newTestServer(t, "maxclients", "2")
 	a, b := ts.raw(t), ts.raw(t)
