@@ -32,7 +32,9 @@ package persist
 // have dropped them), and retries once a second, rewriting from the last
 // durable offset; when a write and an fsync succeed again the error is
 // cleared. With always, Sync keeps waiting through the outage: no reply
-// leaves before its write is durable.
+// leaves before its write is durable. (An event loop calls SyncOrFailing,
+// which returns instead, and waits in Sync on another goroutine, so that
+// the loop's other clients go on meanwhile.)
 //
 // The copy is complete under always and everysec: while an fsync runs,
 // writes from Sync's callers stop once it holds maxKept bytes, so that a
@@ -95,6 +97,11 @@ func (p Policy) String() string {
 
 // ErrClosed is returned by Sync once the log is closed.
 var ErrClosed = errors.New("persist: log closed")
+
+// ErrFailing is returned by SyncOrFailing under always while a write or
+// fsync error keeps the records from the disk: they are not durable yet,
+// and Sync would wait until they are.
+var ErrFailing = errors.New("persist: the append-only file cannot be written; the records wait for the disk to recover")
 
 // ErrLost is returned by Sync under always for records a failed fsync may
 // have lost from the file (see the file comment): they are applied, but
@@ -306,7 +313,17 @@ func (l *Log) LastSeq() uint64 {
 // Append's copies ran into fresh pages (page faults and memmove were 8% of
 // CL.THROTTLE at pipeline 32 with everysec). Writing 64 KiB at a time
 // keeps the two buffers small and in cache.
-func (l *Log) Sync(seq uint64) error {
+func (l *Log) Sync(seq uint64) error { return l.sync(seq, true) }
+
+// SyncOrFailing is Sync, except that under always it returns ErrFailing
+// instead of waiting while a write or fsync error keeps the records from
+// the disk. An event loop calls it, and waits for the outage in Sync on
+// another goroutine: waiting in the loop held up every client it serves,
+// reads and refused writes included, for as long as the outage lasted.
+func (l *Log) SyncOrFailing(seq uint64) error { return l.sync(seq, false) }
+
+// sync is Sync; wait says whether to wait through a write or fsync error.
+func (l *Log) sync(seq uint64, wait bool) error {
 	if Policy(l.policy.Load()) != FsyncAlways {
 		if l.ample.Load() {
 			l.writeNow()
@@ -333,7 +350,7 @@ func (l *Log) Sync(seq uint64) error {
 	} else {
 		l.riding++
 	}
-	for l.synced < seq && !l.closed && !l.lost {
+	for l.synced < seq && !l.closed && !l.lost && (wait || l.err == nil) {
 		l.kick()
 		l.cond.Wait()
 	}
@@ -347,8 +364,10 @@ func (l *Log) Sync(seq uint64) error {
 		return nil
 	case l.lost:
 		return ErrLost
+	case l.closed:
+		return ErrClosed
 	}
-	return ErrClosed
+	return ErrFailing
 }
 
 // Flush writes and fsyncs every record appended so far, whatever the

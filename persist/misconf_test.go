@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -193,4 +194,91 @@ func TestFsyncFailureAfterNoIsRepairedByARewrite(t *testing.T) {
 	for k, v := range map[string]string{"a": "1", "b": "2"} {
 		require.Equal(t, v, c.Get(ctx, k).Val(), k)
 	}
+}
+
+// TestReadsWorkBesideAWriteWaitingForTheDisk: under appendfsync always, a
+// write that a failing disk keeps from being durable waits for its reply,
+// but the clients served by the same event loop go on: reads are answered
+// and writes refused with MISCONF. (The loop waited for the disk in its
+// journal sync, and answered none of its clients until it recovered.)
+func TestReadsWorkBesideAWriteWaitingForTheDisk(t *testing.T) {
+	ctx := context.Background()
+	faults, undo := persist.InjectFaults()
+	defer undo()
+	dir := t.TempDir()
+	c, stop := serve(t, dir, "appendfsync", "always", "event-loop", "yes")
+	writer := redis.NewClient(&redis.Options{Addr: c.Options().Addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: 20 * time.Second})
+	defer writer.Close()
+	require.NoError(t, writer.Set(ctx, "before", "1", 0).Err())
+	wid := writer.ClientID(ctx).Val()
+	// Connections go to loop id % GOMAXPROCS: open clients until one
+	// shares the writer's loop.
+	loops := int64(runtime.GOMAXPROCS(0))
+	var reader *redis.Client
+	for range loops + 1 {
+		r := redis.NewClient(&redis.Options{Addr: c.Options().Addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: 2 * time.Second})
+		defer r.Close()
+		if r.ClientID(ctx).Val()%loops == wid%loops {
+			reader = r
+			break
+		}
+	}
+	require.NotNil(t, reader, "no client on the writer's event loop")
+
+	faults.FailWrites(syscall.ENOSPC)
+	pending := make(chan error, 1)
+	go func() { pending <- writer.Set(ctx, "during", "2", 0).Err() }()
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
+		10*time.Second, time.Millisecond)
+	require.Equal(t, "1", reader.Get(ctx, "before").Val(), "a read beside the waiting write is answered")
+	require.ErrorContains(t, reader.Set(ctx, "refused", "3", 0).Err(), "MISCONF")
+	select {
+	case err := <-pending:
+		t.Fatalf("a write was acknowledged (%v) while it was not durable", err)
+	default:
+	}
+
+	faults.FailWrites(nil)
+	select {
+	case err := <-pending:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pending write got no reply after the disk recovered")
+	}
+	require.Eventually(t, func() bool { return writer.Set(ctx, "after", "4", 0).Err() == nil }, 5*time.Second, time.Millisecond)
+	require.Equal(t, "2", reader.Get(ctx, "during").Val())
+	writer.Close()
+	reader.Close()
+	stop()
+	c, _ = serve(t, dir)
+	for k, v := range map[string]string{"before": "1", "during": "2", "after": "4"} {
+		require.Equal(t, v, c.Get(ctx, k).Val(), k)
+	}
+}
+
+// TestKillingAWriteWaitingForTheDisk: CLIENT KILL closes a connection
+// whose write waits for a failing disk (appendfsync always) without its
+// reply: its outcome is unknown, never reported as a success.
+func TestKillingAWriteWaitingForTheDisk(t *testing.T) {
+	ctx := context.Background()
+	faults, undo := persist.InjectFaults()
+	defer undo()
+	c, _ := serve(t, t.TempDir(), "appendfsync", "always", "event-loop", "yes")
+	writer := redis.NewClient(&redis.Options{Addr: c.Options().Addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: 20 * time.Second})
+	defer writer.Close()
+	wid := writer.ClientID(ctx).Val()
+	faults.FailWrites(syscall.EIO)
+	pending := make(chan error, 1)
+	go func() { pending <- writer.Set(ctx, "during", "2", 0).Err() }()
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
+		10*time.Second, time.Millisecond)
+	require.NoError(t, c.ClientKillByFilter(ctx, "ID", strconv.FormatInt(wid, 10)).Err())
+	select {
+	case err := <-pending:
+		require.Error(t, err, "the killed write got no reply")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the killed connection was not closed")
+	}
+	faults.FailWrites(nil)
+	require.Eventually(t, func() bool { return c.Set(ctx, "after", "4", 0).Err() == nil }, 5*time.Second, time.Millisecond)
 }

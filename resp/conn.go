@@ -112,6 +112,7 @@ type Conn struct {
 	inTurn  bool        // in the loop's list for this turn
 	waitOut bool        // replies wait for room in the socket; reading waits for them
 	pending bool        // runBuffered stopped with requests left in buf (also serve's)
+	parked  bool        // its replies wait for the disk to recover (see eventLoop.park); its socket is not watched
 	killReq atomic.Bool // CLIENT KILL or the server asked the loop to close it (goroutine mode: CLIENT KILL, see serve)
 
 	lastCmd  atomic.Pointer[Command]

@@ -56,6 +56,13 @@ type Journal interface {
 	Err() error
 }
 
+// outageJournal is a Journal whose Sync can report a disk outage instead
+// of waiting through it (persist.Log.SyncOrFailing): an event loop must not
+// wait for the disk, or every client it serves waits with it.
+type outageJournal interface {
+	SyncOrFailing(seq uint64) error
+}
+
 // PersistMode says how a write command is journaled; see the file comment.
 type PersistMode uint8
 

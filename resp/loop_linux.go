@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/ratekv/ratekv/persist"
 )
 
 // Event loops (event-loop yes, the default on Linux).
@@ -49,8 +51,9 @@ type eventLoop struct {
 	wakeR int             // read end of the wake pipe (in the epoll set)
 	wakeW int
 
-	mu      sync.Mutex  // guards adds, stopped and the wake pipe's use
+	mu      sync.Mutex  // guards adds, unparks, stopped and the wake pipe's use
 	adds    []*Conn     // connections handed over, not yet registered
+	unparks []unpark    // parked connections whose journal wait ended
 	stopped bool        // the loop has ended: no more adds, no more wakes
 	woken   atomic.Bool // the wake pipe holds a byte the loop has not read
 	kills   atomic.Bool // some connection of the loop has killReq or poked set
@@ -217,8 +220,9 @@ func (c *Conn) poke() {
 // the server is paused: the loops' enterBatch. A turn reads and runs
 // requests; its journal Sync and writes come after running is cleared
 // (runTurn), so Pause waits for neither: the records are in the journal,
-// and under appendfsync always Sync waits through a disk outage, the very
-// case where the final save fails and the server must go on. It reports
+// and under appendfsync always their replies wait through a disk outage
+// (park), the very case where the final save fails and the server must go
+// on. It reports
 // false once the server is closing: requests read but not run are not
 // run (Shutdown resumes a paused server after it set closing).
 func (l *eventLoop) enterTurn() bool {
@@ -490,9 +494,10 @@ func (l *eventLoop) woke() {
 	}
 	l.woken.Store(false)
 	l.mu.Lock()
-	adds := l.adds
-	l.adds = nil
+	adds, done := l.adds, l.unparks
+	l.adds, l.unparks = nil, nil
 	l.mu.Unlock()
+	l.unparkAll(done)
 	for _, c := range adds {
 		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
 		if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
@@ -570,7 +575,7 @@ func (l *eventLoop) drop(c *Conn) {
 func (l *eventLoop) runTurn() {
 	var seq uint64
 	for _, c := range l.turn {
-		if c.fd < 0 || c.killReq.Load() || c.closeAfter || c.waitOut {
+		if c.fd < 0 || c.killReq.Load() || c.closeAfter || c.waitOut || c.parked {
 			continue
 		}
 		if !c.runBuffered() {
@@ -580,15 +585,32 @@ func (l *eventLoop) runTurn() {
 	}
 	l.running.Store(false) // see enterTurn
 	var failed error
+	outage := false
 	if seq != 0 {
-		failed = l.srv.journal.Sync(seq)
+		if j, ok := l.srv.journal.(outageJournal); ok {
+			failed = j.SyncOrFailing(seq)
+			outage = errors.Is(failed, persist.ErrFailing)
+		} else {
+			failed = l.srv.journal.Sync(seq)
+		}
 	}
+	var parked []*Conn
 	for i, c := range l.turn {
 		l.turn[i] = nil
 		c.inTurn = false
 		held := c.journalSeq != 0
 		c.journalSeq = 0
 		if c.fd < 0 {
+			continue
+		}
+		if c.parked {
+			if c.killReq.Load() {
+				l.drop(c) // its replies never leave: the outcome is unknown
+			}
+			continue
+		}
+		if outage && held {
+			parked = append(parked, c)
 			continue
 		}
 		if failed != nil && held {
@@ -613,6 +635,69 @@ func (l *eventLoop) runTurn() {
 		}
 	}
 	l.turn = l.turn[:0]
+	if len(parked) > 0 {
+		l.park(parked, seq)
+	}
+}
+
+// unpark is a batch of parked connections and the outcome of their wait.
+type unpark struct {
+	conns []*Conn
+	err   error
+}
+
+// park holds the replies of conns, whose writes (up to seq) a failing disk
+// keeps from being durable under appendfsync always, and stops reading
+// their sockets, while a goroutine waits for the journal; the loop goes on
+// serving its other clients (reads are answered, writes refused with
+// MISCONF). woke finishes them once the wait ends: it writes their replies,
+// or closes them without when the records cannot be made durable.
+func (l *eventLoop) park(conns []*Conn, seq uint64) {
+	for _, c := range conns {
+		c.parked = true
+		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
+	}
+	go func() {
+		err := l.srv.journal.Sync(seq)
+		l.mu.Lock()
+		l.unparks = append(l.unparks, unpark{conns, err})
+		l.mu.Unlock()
+		l.wake()
+	}()
+}
+
+// unparkAll finishes the connections whose journal wait ended (see park).
+func (l *eventLoop) unparkAll(done []unpark) {
+	for _, u := range done {
+		for _, c := range u.conns {
+			c.parked = false
+			if c.fd < 0 {
+				continue // killed or closed meanwhile
+			}
+			if u.err != nil {
+				c.dropReplies(u.err)
+				l.drop(c)
+				continue
+			}
+			ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
+			if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
+				l.srv.log.Warn("cannot watch client socket, closing it", "id", c.id, "addr", c.addr, "err", err)
+				l.drop(c)
+				continue
+			}
+			// As the end of runTurn, for a connection out of the turn.
+			if len(c.out) > 0 && !l.writeOut(c) {
+				continue
+			}
+			switch {
+			case c.killReq.Load() || c.closeAfter && !c.waitOut:
+				l.drop(c)
+			case c.closeAfter:
+			case (c.pending || c.shutReq != nil) && !c.waitOut:
+				l.again = append(l.again, c) // a SHUTDOWN refused meanwhile poked it in vain
+			}
+		}
+	}
 }
 
 // writeOut writes what the socket takes of c.out. When some is left, it
