@@ -698,6 +698,10 @@ func TestManifestParse(t *testing.T) {
 		{"file a seq 1 type x", "unknown file type"},
 		{"file a seq 1 type b\nfile b seq 2 type b", "second base"},
 		{"file a seq 1 type", "odd number"},
+		{"file a.2.incr.aof seq 2 type i\nfile a.1.incr.aof seq 1 type i", "not above the 2 of a.2.incr.aof"},
+		{"file a.1.incr.aof seq 1 type i\nfile a.2.incr.aof seq 1 type i", "not above the 1"},
+		{"file a.1.incr.aof seq 1 type i\nfile a.1.incr.aof seq 2 type i", "listed twice"},
+		{"file a.1.base.rkv seq 1 type b\nfile a.1.base.rkv seq 1 type i", "listed twice"},
 	} {
 		m, err := parseManifest([]byte(tt.in))
 		if err != nil {

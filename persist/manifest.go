@@ -108,6 +108,19 @@ func parseManifest(data []byte) (manifest, error) {
 			}
 			m.base = &mf
 		case "i":
+			// They are replayed in the order listed: out of order (a
+			// hand edit) the state would silently be an older one, and
+			// a file listed twice would be replayed twice. Redis refuses
+			// such a manifest too.
+			if n := len(m.incrs); n > 0 && mf.seq <= m.incrs[n-1].seq {
+				return m, fmt.Errorf("line %d: incremental file %s has seq %d, not above the %d of %s before it (they must be listed in the order they were written, with rising seq)",
+					i+1, mf.name, mf.seq, m.incrs[n-1].seq, m.incrs[n-1].name)
+			}
+			for _, f := range m.files() {
+				if f == mf.name {
+					return m, fmt.Errorf("line %d: %s is listed twice", i+1, mf.name)
+				}
+			}
 			m.incrs = append(m.incrs, mf)
 		default:
 			return m, fmt.Errorf("line %d: unknown file type %q", i+1, typ)
