@@ -746,6 +746,10 @@ func (m *Manager) saveDump(ctx context.Context, background bool) error {
 	}
 	m.dirtyBase = d0
 	m.lastSave = time.Now()
+	// Any save that succeeds shows the disk works again, as Redis's
+	// rdbSave does: a SAVE after fixing it ends rdb_last_bgsave_status err
+	// (and the retry delay of the save rules), a failed one changes neither.
+	m.lastBgsaveOK = true
 	m.saves++
 	m.logger.Info("snapshot saved", "file", m.dumpPath, "bytes", size, "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
 	return nil

@@ -618,6 +618,30 @@ func TestAppendonlyNoUsesTheDumpFile(t *testing.T) {
 	require.NotNil(t, h.m.man.base)
 }
 
+// TestSaveClearsAFailedBgsaveStatus: once the disk is fixed, a SAVE that
+// succeeds sets rdb_last_bgsave_status back to ok, as in Redis (rdbSave);
+// one that fails leaves it as it was.
+func TestSaveClearsAFailedBgsaveStatus(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "appendonly", "no")
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	t.Cleanup(func() { f.m.Close() })
+	f.exec(t, "APPEND", "k", "v")
+	// A directory where the temporary file goes: creating it fails.
+	blocker := filepath.Join(dir, cfg.Get("dbfilename")+".tmp")
+	require.NoError(t, os.Mkdir(blocker, 0o755))
+	_, err := f.m.BGSave(false)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return !f.m.Stats().BgsaveInProgress }, 5*time.Second, time.Millisecond)
+	require.False(t, f.m.Stats().LastBgsaveOK, "the BGSAVE failed")
+	require.Error(t, f.m.Save())
+	require.False(t, f.m.Stats().LastBgsaveOK, "a failed SAVE leaves the status")
+	require.NoError(t, os.Remove(blocker))
+	require.NoError(t, f.m.Save())
+	require.True(t, f.m.Stats().LastBgsaveOK, "a SAVE that succeeds clears it")
+}
+
 func TestSaveRulesAndAutoRewrite(t *testing.T) {
 	cfg := testConfig(t, t.TempDir(), "save", "60 3", "auto-aof-rewrite-min-size", "1000", "auto-aof-rewrite-percentage", "50")
 	f := newFakeServer(newClock())
