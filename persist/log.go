@@ -154,6 +154,14 @@ const (
 // so that tests need not wait a second per retry.
 var retryEvery = time.Second
 
+// retryGate is how long after a failed attempt the writer tries again:
+// less than retryEvery, so that every tick retries (a tick may come a
+// little less than retryEvery after the attempt of the tick before, when
+// that one started late; gated at retryEvery, one tick in two was skipped
+// and a recovered disk waited up to two seconds), and long enough that the
+// wake-ups between ticks do not hammer a failing disk.
+func retryGate() time.Duration { return retryEvery * 3 / 4 }
+
 // Log is an append-only log file fed by Append. It implements
 // resp.Journal. Create it with openLog; it is safe for concurrent use.
 type Log struct {
@@ -701,7 +709,7 @@ func (l *Log) cycle(final, mayFsync bool) (again bool) {
 	now := time.Now()
 	l.mu.Lock()
 	failing := l.err != nil
-	if failing && !final && now.Sub(l.lastTry) < retryEvery {
+	if failing && !final && now.Sub(l.lastTry) < retryGate() {
 		l.mu.Unlock()
 		return false
 	}

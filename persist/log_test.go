@@ -717,3 +717,37 @@ func TestRotateRefusedWhileASwitchIsPending(t *testing.T) {
 		t.Fatal("the pending rotation was not told the log closed")
 	}
 }
+
+// TestRetryOnEveryTick: while the disk fails, the writer retries on each
+// tick of its once-a-second ticker, also when the tick comes a little less
+// than retryEvery after the last attempt (which started late: the ticks
+// keep their own pace). Such ticks were skipped, so a recovered disk took
+// up to two seconds to be noticed. Wake-ups between ticks do not retry.
+func TestRetryOnEveryTick(t *testing.T) {
+	f := &memFile{failWrite: syscall.ENOSPC}
+	l := openLog(f, "test", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+	defer l.Close()
+	l.Sync(l.Append([]byte("*1\r\n$4\r\nPING\r\n")))
+	require.Eventually(t, func() bool { return l.Err() != nil }, 5*time.Second, time.Millisecond)
+	writes := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.writes }
+	try := func(since time.Duration) bool {
+		l.wmu.Lock()
+		defer l.wmu.Unlock()
+		f.mu.Lock()
+		f.failWrite, f.writes = nil, 0
+		f.mu.Unlock()
+		l.lastTry = time.Now().Add(-since)
+		l.cycle(false, true)
+		n := writes()
+		f.mu.Lock()
+		f.failWrite = syscall.ENOSPC // the writer's own retries keep failing
+		f.mu.Unlock()
+		return n > 0
+	}
+	require.False(t, try(0), "a wake-up right after an attempt does not retry")
+	require.True(t, try(retryEvery*9/10), "a tick a little early retries")
+	require.NoError(t, l.Err(), "and the retry succeeded")
+	f.mu.Lock()
+	f.failWrite = nil
+	f.mu.Unlock()
+}
