@@ -64,6 +64,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratekv/ratekv/config"
@@ -121,6 +122,10 @@ type Manager struct {
 	cancel context.CancelFunc
 	stop   chan struct{}
 	jobs   sync.WaitGroup
+
+	// bgsaveFailed is set while the last background save failed (and no
+	// save succeeded since): for BgsaveErr, on every write command.
+	bgsaveFailed atomic.Bool
 
 	mu              sync.Mutex // guards everything below; rewrites (one at a time) change man
 	man             manifest
@@ -740,10 +745,14 @@ func (m *Manager) saveDump(ctx context.Context, background bool) error {
 		m.lastBgsaveTry = time.Now()
 		m.lastBgsaveOK = err == nil
 		m.lastBgsaveDur = time.Since(start)
+		if err != nil {
+			m.bgsaveFailed.Store(true)
+		}
 	}
 	if err != nil {
 		return err
 	}
+	m.bgsaveFailed.Store(false)
 	m.dirtyBase = d0
 	m.lastSave = time.Now()
 	// Any save that succeeds shows the disk works again, as Redis's
@@ -1121,6 +1130,34 @@ func (m *Manager) aofSize() int64 {
 		}
 	}
 	return n
+}
+
+// ErrBgsaveFailed is BgsaveErr's error.
+var ErrBgsaveFailed = errors.New("persist: the last background save failed")
+
+// BgsaveErr returns ErrBgsaveFailed while writes are to be refused because
+// snapshots cannot be written: the last background save failed, no save
+// succeeded since, save rules are set and stop-writes-on-bgsave-error is
+// yes, as in Redis. Otherwise nil. The dispatcher calls it before every
+// write command; it is one atomic load while saves succeed.
+//
+// Why: with appendonly no the snapshots are all there is, so on a full
+// disk every write acknowledged after the failure was lost at the next
+// restart, while the server went on as if nothing happened. A due save
+// rule retries a failed BGSAVE every bgsaveRetry (cron), so writes resume
+// by themselves once the disk has room again, or at once after a SAVE.
+func (m *Manager) BgsaveErr() error {
+	if !m.bgsaveFailed.Load() {
+		return nil // inlined: the common case costs the load alone
+	}
+	return m.bgsaveErr()
+}
+
+func (m *Manager) bgsaveErr() error {
+	if m.cfg.Get("stop-writes-on-bgsave-error") != "yes" || len(saveRules(m.cfg.Get("save"))) == 0 {
+		return nil
+	}
+	return ErrBgsaveFailed
 }
 
 // LastSave returns the Unix time of the last successful save (LASTSAVE);

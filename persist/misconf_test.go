@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -34,7 +36,9 @@ func serve(t *testing.T, dir string, conf ...string) (*redis.Client, func()) {
 	srv := resp.New(store, cfg, log)
 	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Logger: log})
 	require.NoError(t, err)
-	srv.SetJournal(mgr.Journal())
+	if j := mgr.Journal(); j != nil { // as main does: no typed nil with appendonly no
+		srv.SetJournal(j)
+	}
 	srv.SetPersistence(mgr)
 	cfg.OnChange = func(name, value string) { // as main does
 		if name == "appendfsync" {
@@ -281,4 +285,40 @@ func TestKillingAWriteWaitingForTheDisk(t *testing.T) {
 	}
 	faults.FailWrites(nil)
 	require.Eventually(t, func() bool { return c.Set(ctx, "after", "4", 0).Err() == nil }, 5*time.Second, time.Millisecond)
+}
+
+// TestFailedBgsaveRefusesWrites: with save rules set, a background save
+// that fails refuses writes with Redis's MISCONF (reads work, INFO shows
+// it) until a save succeeds; stop-writes-on-bgsave-error no lets them
+// through. With appendonly no the snapshot is all there is: writes
+// acknowledged meanwhile were lost at the next restart.
+func TestFailedBgsaveRefusesWrites(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c, _ := serve(t, dir, "appendonly", "no", "save", "3600 1")
+	require.NoError(t, c.Set(ctx, "before", "1", 0).Err())
+	// A directory where the temporary file goes: creating it fails.
+	blocker := filepath.Join(dir, "dump.rkv.tmp")
+	require.NoError(t, os.Mkdir(blocker, 0o755))
+	require.NoError(t, c.BgSave(ctx).Err())
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["rdb_last_bgsave_status"] == "err" },
+		5*time.Second, time.Millisecond)
+	err := c.Set(ctx, "refused", "2", 0).Err()
+	require.ErrorContains(t, err, "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk.")
+	tx := c.TxPipeline()
+	tx.Set(ctx, "refused", "2", 0)
+	_, err = tx.Exec(ctx)
+	require.ErrorContains(t, err, "EXECABORT Transaction discarded because of: MISCONF Redis is configured")
+	require.Equal(t, "1", c.Get(ctx, "before").Val(), "reads keep working")
+
+	require.NoError(t, c.ConfigSet(ctx, "stop-writes-on-bgsave-error", "no").Err())
+	require.NoError(t, c.Set(ctx, "allowed", "3", 0).Err())
+	require.NoError(t, c.ConfigSet(ctx, "stop-writes-on-bgsave-error", "yes").Err())
+	require.ErrorContains(t, c.Set(ctx, "refused", "2", 0).Err(), "MISCONF")
+
+	require.NoError(t, os.Remove(blocker))
+	require.NoError(t, c.BgSave(ctx).Err())
+	require.Eventually(t, func() bool { return c.Set(ctx, "after", "4", 0).Err() == nil }, 5*time.Second, time.Millisecond)
+	require.Equal(t, "ok", infoPersistence(t, c)["rdb_last_bgsave_status"])
+	require.Zero(t, c.Exists(ctx, "refused").Val())
 }

@@ -136,6 +136,11 @@ func cmdExec(c *Conn, args [][]byte) {
 			return
 		}
 	}
+	if p := c.srv.persist; p != nil && tx.writes() && p.BgsaveErr() != nil {
+		c.unwatchAll()
+		c.WriteError(errExecAbortBecause + errBgsaveDisk)
+		return
+	}
 	// Slice the queued arguments out of the buffer (it no longer grows).
 	tx.args = tx.args[:0]
 	start := 0

@@ -556,6 +556,11 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 			return
 		}
 	}
+	if p := c.srv.persist; p != nil && cmd.Flags&FlagWrite != 0 && !c.replaying && !c.inExec && p.BgsaveErr() != nil {
+		c.WriteError(errBgsaveDisk)
+		cmd.rejected.Add(1)
+		return
+	}
 	c.lock(cmd, args)
 	var before uint64
 	if journal {
