@@ -745,7 +745,7 @@ func (m *Manager) saveDump(ctx context.Context, background bool) error {
 		m.lastBgsaveTry = time.Now()
 		m.lastBgsaveOK = err == nil
 		m.lastBgsaveDur = time.Since(start)
-		if err != nil {
+		if stopsWrites(err) {
 			m.bgsaveFailed.Store(true)
 		}
 	}
@@ -1130,6 +1130,18 @@ func (m *Manager) aofSize() int64 {
 		}
 	}
 	return n
+}
+
+// stopsWrites says whether a background save's failure refuses writes
+// (BgsaveErr): one of the disk's, yes; one that says nothing about the
+// disk, no. A capture that overflowed, or kept meeting multi-shard writes,
+// failed because of the write load (only with appendonly yes, whose log
+// holds every write anyway), and refusing writes for it would turn a busy
+// server into one that accepts none; a save cancelled at shutdown ends
+// with the server.
+func stopsWrites(err error) bool {
+	return err != nil && !errors.Is(err, errCaptureOverflow) && !errors.Is(err, errMixed) &&
+		!errors.Is(err, context.Canceled)
 }
 
 // ErrBgsaveFailed is BgsaveErr's error.

@@ -618,6 +618,26 @@ func TestAppendonlyNoUsesTheDumpFile(t *testing.T) {
 	require.NotNil(t, h.m.man.base)
 }
 
+// TestStopsWrites: only a failure of the disk's refuses writes after a
+// background save; one caused by the write load, or a shutdown, does not.
+func TestStopsWrites(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{syscall.ENOSPC, true},
+		{&os.PathError{Op: "write", Path: "dump.rkv.tmp", Err: syscall.EIO}, true},
+		{errors.New("snapshot: short write"), true},
+		{errCaptureOverflow, false},
+		{fmt.Errorf("capture: %w", errCaptureOverflow), false},
+		{errMixed, false},
+		{context.Canceled, false},
+	} {
+		require.Equal(t, tt.want, stopsWrites(tt.err), "%v", tt.err)
+	}
+}
+
 // TestSaveClearsAFailedBgsaveStatus: once the disk is fixed, a SAVE that
 // succeeds sets rdb_last_bgsave_status back to ok, as in Redis (rdbSave);
 // one that fails leaves it as it was.
