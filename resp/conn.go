@@ -63,6 +63,10 @@ type Conn struct {
 
 	tx       txState
 	watching []watchedKey
+	// watchSet indexes watching by key once it holds more than
+	// watchScanMax keys (nil before), so that WATCH finds a key it
+	// already watches without comparing it with every other.
+	watchSet map[string]struct{}
 
 	closeAfter bool // close once the current batch's replies are flushed
 
