@@ -355,9 +355,11 @@ func cmdGetset(c *Conn, args [][]byte) {
 
 // MGET key [key ...]
 //
-// A missing key and a key of another kind both give a null.
+// A missing key and a key of another kind both give a null. A reply past
+// maxReplyBytes is refused with an error instead.
 func cmdMget(c *Conn, args [][]byte) {
 	st := c.srv.store
+	start := len(c.out)
 	c.WriteArray(len(args) - 1)
 	for _, k := range args[1:] {
 		e := st.Lookup(k, c.nowMs)
@@ -366,6 +368,11 @@ func cmdMget(c *Conn, args [][]byte) {
 			continue
 		}
 		c.writeStringEntry(e)
+		if len(c.out)-start > maxReplyBytes {
+			c.out = c.out[:start]
+			c.WriteError(sprintf(errMgetTooBig, maxReplyBytes>>20))
+			return
+		}
 	}
 }
 

@@ -186,6 +186,7 @@ func cmdExec(c *Conn, args [][]byte) {
 			return
 		}
 	}
+	mark := len(c.out)
 	c.WriteArray(len(tx.cmds))
 	c.inExec = true
 	c.now, c.nowMs = now, nowMs
@@ -198,6 +199,9 @@ func cmdExec(c *Conn, args [][]byte) {
 		c.unlockExec(all, held)
 		c.unwatchAll()
 	}()
+	// Past maxReplyBytes the replies are dropped, each as it comes, but
+	// every command still runs: a transaction runs whole.
+	over := false
 	first = 0
 	for i, cmd := range tx.cmds {
 		cargs := tx.args[first : first+tx.nargs[i]]
@@ -206,6 +210,13 @@ func cmdExec(c *Conn, args [][]byte) {
 		if c.closeAfter { // a handler panicked; stop here
 			return
 		}
+		if over || len(c.out)-mark > maxReplyBytes {
+			over = true
+			c.out = c.out[:mark]
+		}
+	}
+	if over {
+		c.WriteError(sprintf(errExecTooBig, maxReplyBytes>>20))
 	}
 }
 

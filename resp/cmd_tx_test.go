@@ -1,7 +1,9 @@
 package resp
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,4 +64,33 @@ func TestWatchManyKeys(t *testing.T) {
 	require.Equal(t, "+QUEUED\r\n", s.send("GET", "k1"))
 	require.Equal(t, "*1\r\n$-1\r\n", s.send("EXEC"))
 	require.Empty(t, s.c.watching)
+}
+
+// TestReplyBound: MGET and EXEC built their whole reply in memory however
+// large: MGET naming one 100 KB value 5,000 times, or a transaction of
+// 5,000 GETs of it, each sent by a client that never read, took 500 MB of
+// the server's memory, and the same with a 512 MB value would take any
+// amount. Past maxReplyBytes (512 MB; 1 MB here) MGET now answers an error,
+// and EXEC runs the whole transaction but answers an error in place of its
+// replies; the connection goes on.
+func TestReplyBound(t *testing.T) {
+	old := maxReplyBytes
+	t.Cleanup(func() { maxReplyBytes = old })
+	maxReplyBytes = 1 << 20
+	val := strings.Repeat("v", 300<<10)
+	bulk := fmt.Sprintf("$%d\r\n%s\r\n", len(val), val)
+	for _, loop := range []string{"yes", "no"} {
+		r := newTestServer(t, "event-loop", loop).raw(t)
+		require.Equal(t, "+OK\r\n", r.do("SET", "v", val))
+		require.Equal(t, "*3\r\n"+bulk+bulk+bulk, r.do("MGET", "v", "v", "v"), loop)
+		require.Equal(t, "-ERR MGET reply too large (over 1 MB): ask for fewer keys\r\n", r.do("MGET", "v", "v", "v", "v"), loop)
+
+		require.Equal(t, "+OK\r\n", r.do("MULTI"))
+		for _, cmd := range [][]string{{"SET", "k", "x"}, {"GET", "v"}, {"GET", "v"}, {"GET", "v"}, {"GET", "v"}, {"INCR", "n"}} {
+			require.Equal(t, "+QUEUED\r\n", r.do(cmd...))
+		}
+		require.Equal(t, "-ERR EXEC reply too large (over 1 MB): the transaction ran, its replies are dropped\r\n", r.do("EXEC"), loop)
+		require.Equal(t, "$1\r\nx\r\n", r.do("GET", "k"), "the transaction ran whole")
+		require.Equal(t, "$1\r\n1\r\n", r.do("GET", "n"), "the transaction ran whole")
+	}
 }

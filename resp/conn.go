@@ -135,6 +135,16 @@ const (
 	shrinkAt = 256 * 1024
 )
 
+// maxReplyBytes bounds the reply of one MGET, and of one EXEC: a few bytes
+// of request can ask for one value many times over (MGET naming a 512 MB
+// key a million times, a transaction of GETs of it), and such a reply is
+// built in memory before its first byte leaves, which the flushes between
+// a pipeline's commands (flushAt) cannot bound. Redis streams it into the
+// client's output buffer, which client-output-buffer-limit (by default
+// none for normal clients) may cut off. A variable so that a test can
+// lower it.
+var maxReplyBytes = 512 << 20
+
 // serve runs the connection until it is closed by either side.
 func (c *Conn) serve() {
 	defer c.close()

@@ -87,6 +87,8 @@ const (
 	errClientType   = "ERR Unknown client type '%s'"
 	errNoSuchUser   = "ERR No such user '%s'"
 	errRandTooBig   = "ERR ZRANDMEMBER reply too large (over %d MB): ask for fewer members"
+	errMgetTooBig   = "ERR MGET reply too large (over %d MB): ask for fewer keys"
+	errExecTooBig   = "ERR EXEC reply too large (over %d MB): the transaction ran, its replies are dropped"
 	errClientID     = "ERR Invalid client ID"
 	errClientIDKill = "ERR client-id should be greater than 0"
 
