@@ -283,6 +283,16 @@ func (c *Conn) runBuffered() bool {
 		c.settle(c.srv.store.Now())
 	}
 	c.flushStats()
+	// A big value's journal record (APPEND, SETRANGE …) or DUMP payload
+	// grew these: let them go, as the buffers below, rather than keep
+	// them as long as the connection (ten idle clients that had each
+	// dumped a 50 MB key held 500 MB).
+	if cap(c.recBuf) > shrinkAt {
+		c.recBuf = nil
+	}
+	if cap(c.valBuf) > shrinkAt {
+		c.valBuf = nil
+	}
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 		if len(c.buf) > shrinkAt {

@@ -387,3 +387,25 @@ func TestNameCacheEvicts(t *testing.T) {
 	require.Nil(t, nc.get(long), "a name longer than a slot is not cached")
 	require.Nil(t, nc.get([]byte("GET")), "case differs: not a hit")
 }
+
+// TestBigValueBuffersReleased: the buffers a connection builds journal
+// records and DUMP payloads in were kept at their largest for as long as
+// the connection lived, so every client that had once appended to or
+// dumped a big value went on holding its size (ten idle clients that had
+// each dumped a 50 MB key held 500 MB). They are let go at the end of the
+// batch, as the read and reply buffers are.
+func TestBigValueBuffersReleased(t *testing.T) {
+	j := &recordingJournal{}
+	s := newSocketless(t, &fakeClock{}, j)
+	c := s.c
+	big := strings.Repeat("v", 1<<20)
+	c.buf = fmt.Appendf(nil, "*3\r\n$6\r\nAPPEND\r\n$1\r\nk\r\n$%d\r\n%s\r\n*2\r\n$4\r\nDUMP\r\n$1\r\nk\r\n", len(big), big)
+	c.w = len(c.buf)
+	require.True(t, c.runBuffered())
+	require.Equal(t, c.w, c.r, "both requests ran")
+	require.True(t, strings.HasPrefix(string(c.out), ":1048576\r\n$10"), "APPEND's and DUMP's replies")
+	require.Len(t, j.recs, 1)
+	require.Greater(t, len(j.recs[0]), 1<<20, "APPEND's record holds the value")
+	require.LessOrEqual(t, cap(c.recBuf), shrinkAt)
+	require.LessOrEqual(t, cap(c.valBuf), shrinkAt)
+}
