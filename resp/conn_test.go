@@ -409,3 +409,36 @@ func TestBigValueBuffersReleased(t *testing.T) {
 	require.LessOrEqual(t, cap(c.recBuf), shrinkAt)
 	require.LessOrEqual(t, cap(c.valBuf), shrinkAt)
 }
+
+// TestQueryLimitLoweredMidRequest: client-query-buffer-limit was checked
+// only when the read buffer had to grow, so a request whose buffer had
+// grown before CONFIG SET lowered the limit went on filling it and ran
+// (a 1 MB SET completed after the limit went down to 64 KB). As in Redis,
+// the client is now closed once it buffers more than the limit.
+func TestQueryLimitLoweredMidRequest(t *testing.T) {
+	for _, loop := range []string{"yes", "no"} {
+		ts := newTestServer(t, "event-loop", loop)
+		admin := ts.raw(t)
+		nc, err := net.Dial("tcp", ts.addr)
+		require.NoError(t, err)
+		defer nc.Close()
+		nc.SetDeadline(time.Now().Add(5 * time.Second))
+		const size = 1 << 20
+		head := fmt.Sprintf("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n", size)
+		_, err = io.WriteString(nc, head+strings.Repeat("v", 300<<10))
+		require.NoError(t, err)
+		// Wait until the server holds what was sent (CLIENT LIST's qbuf).
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			if strings.Contains(admin.do("CLIENT", "LIST"), fmt.Sprintf("qbuf=%d ", len(head)+300<<10)) {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "the server never buffered the first part")
+			time.Sleep(5 * time.Millisecond)
+		}
+		require.Equal(t, "+OK\r\n", admin.do("CONFIG", "SET", "client-query-buffer-limit", "64kb"))
+		io.WriteString(nc, strings.Repeat("v", size-300<<10)+"\r\n") // may fail: the server closes
+		reply, _ := io.ReadAll(bufio.NewReader(nc))                  // the error, or a reset before it
+		require.NotEqual(t, "+OK\r\n", string(reply), loop)
+		require.Equal(t, ":0\r\n", admin.do("EXISTS", "k"), "event-loop %s: the request over the lowered limit ran", loop)
+	}
+}
