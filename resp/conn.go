@@ -70,6 +70,8 @@ type Conn struct {
 
 	closeAfter bool // close once the current batch's replies are flushed
 
+	writeDeadline bool // write set a write deadline (goroutine mode)
+
 	// Shutting down (shutdown.go).
 	shutReq *ShutdownRequest // this client's SHUTDOWN, waiting for main's outcome
 	busy    atomic.Bool      // a goroutine connection is running a batch (Pause waits)
@@ -400,10 +402,38 @@ func (c *Conn) flush() error {
 	if c.loop != nil {
 		return c.writeSome() // what the socket does not take now, the loop writes later
 	}
-	n, err := c.nc.Write(c.out)
+	n, err := c.write(c.out)
 	c.srv.netOut.Add(int64(n))
 	c.resetOut()
 	return err
+}
+
+// write writes b to c's connection (goroutine mode). With timeout set, a
+// client that takes none of it for that long is closed, as an idle one
+// is (and as the event loops close it): without a deadline, a client that
+// never read kept its goroutine and its replies, up to a 512 MB value,
+// for good. The deadline is renewed every flushAt bytes, so that a client
+// reading a big reply slowly is not taken for idle.
+func (c *Conn) write(b []byte) (int, error) {
+	t := c.srv.idleTimeout.Load()
+	if t <= 0 {
+		if c.writeDeadline { // timeout was turned off since
+			c.nc.SetWriteDeadline(time.Time{})
+			c.writeDeadline = false
+		}
+		return c.nc.Write(b)
+	}
+	n := 0
+	for n < len(b) {
+		c.nc.SetWriteDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		c.writeDeadline = true
+		m, err := c.nc.Write(b[n:min(len(b), n+flushAt)])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // syncJournal waits until this connection's writes are as durable as

@@ -442,3 +442,36 @@ func TestQueryLimitLoweredMidRequest(t *testing.T) {
 		require.Equal(t, ":0\r\n", admin.do("EXISTS", "k"), "event-loop %s: the request over the lowered limit ran", loop)
 	}
 }
+
+// TestTimeoutClosesClientThatNeverReads: with timeout set, a client that
+// pipelines without ever reading its replies is closed once the server
+// has waited that long to write to it, as Redis and the event loops do.
+// A goroutine connection waited in its write with no deadline, for good,
+// holding its replies.
+func TestTimeoutClosesClientThatNeverReads(t *testing.T) {
+	for _, loop := range []string{"yes", "no"} {
+		ts := newTestServer(t, "event-loop", loop, "timeout", "1")
+		admin := ts.raw(t)
+		require.Equal(t, "+OK\r\n", admin.do("SET", "big", strings.Repeat("v", 1<<20)))
+		nc, err := net.Dial("tcp", ts.addr)
+		require.NoError(t, err)
+		defer nc.Close()
+		nc.(*net.TCPConn).SetReadBuffer(4096)
+		var req strings.Builder
+		req.WriteString("*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$5\r\nmuted\r\n")
+		for range 32 {
+			req.WriteString("*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n")
+		}
+		_, err = io.WriteString(nc, req.String())
+		require.NoError(t, err)
+		deadline := time.Now().Add(4 * time.Second)
+		for !strings.Contains(admin.do("CLIENT", "LIST"), "name=muted") {
+			require.True(t, time.Now().Before(deadline), "event-loop %s: CLIENT SETNAME never ran", loop)
+			time.Sleep(5 * time.Millisecond)
+		}
+		for strings.Contains(admin.do("CLIENT", "LIST"), "name=muted") {
+			require.True(t, time.Now().Before(deadline), "event-loop %s: a client that never reads is still connected 4 s into a 1 s timeout", loop)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
