@@ -232,6 +232,11 @@ func throttleAllKeys(args [][]byte, dst []int) []int {
 	return dst
 }
 
+// scanLimits is the most limits CL.THROTTLEALL scans for an earlier limit
+// on the same key; past it a map finds it (no allocation for the usual
+// call of a few limits).
+const scanLimits = 16
+
 // CL.THROTTLEALL numlimits key max_burst count period [key max_burst count period ...] [QUANTITY quantity]
 //
 // Every limit is checked against the same clock reading. The request is
@@ -293,17 +298,26 @@ func cmdClThrottleAll(c *Conn, args [][]byte) {
 	}
 	// First pass: consume in order on a private copy of the TATs (a key
 	// named twice sees its earlier consumption). A limit starts from the
-	// state the last earlier limit on its key left, found in a map: with
-	// every earlier key compared, a call of 262,143 limits (the most a
-	// request's 2^20 arguments hold) took minutes with its shards locked.
+	// state the last earlier limit on its key left. A call of a few limits
+	// looks for it among them; a long one in a map: with every earlier key
+	// compared, a call of 262,143 limits (the most a request's 2^20
+	// arguments hold) took minutes with its shards locked.
 	var last map[string]int // key -> index of the last limit on it so far
-	if len(limits) > 1 {
+	if len(limits) > scanLimits {
 		last = make(map[string]int, len(limits))
 	}
 	limited := false
 	for i := range limits {
 		l := &limits[i]
-		if j, ok := last[string(l.key)]; ok {
+		j, ok := 0, false
+		if last != nil {
+			j, ok = last[string(l.key)]
+		} else {
+			for j = i - 1; j >= 0 && string(limits[j].key) != string(l.key); j-- {
+			}
+			ok = j >= 0
+		}
+		if ok {
 			switch p := &limits[j]; {
 			case p.res.Write:
 				l.tat, l.has = p.res.NewTAT, true
