@@ -375,6 +375,17 @@ func (c *Conn) read() error {
 	c.w += n
 	c.qbuf.Store(int64(c.w - c.r))
 	c.srv.netIn.Add(int64(n))
+	if n > 0 && int64(c.w-c.r) > c.srv.queryLimit.Load() {
+		// A read that began before CONFIG SET lowered
+		// client-query-buffer-limit (a goroutine waits in it) took
+		// more than the limit now allows: as Redis, which checks the
+		// limit after every read, refuse the request rather than let
+		// it go on filling the buffer.
+		c.srv.log.Warn("client query buffer over limit, closing", "id", c.id, "addr", c.addr, "bytes", c.w-c.r)
+		c.WriteError(errQueryBufLimit)
+		c.flush()
+		return io.EOF
+	}
 	if n > 0 {
 		return nil
 	}
