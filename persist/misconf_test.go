@@ -108,13 +108,7 @@ func TestWriteErrorRefusesWritesUntilTheDiskRecovers(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 
-	faults.FailWrites(nil)
-	select {
-	case err := <-pending:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the pending write got no reply after the disk recovered")
-	}
+	recoverDisk(t, faults, pending)
 	require.Eventually(t, func() bool { return other.Set(ctx, "after", "4", 0).Err() == nil }, 5*time.Second, time.Millisecond)
 	require.Equal(t, "ok", infoPersistence(t, other)["aof_last_write_status"])
 	other.Close()
@@ -242,13 +236,7 @@ func TestReadsWorkBesideAWriteWaitingForTheDisk(t *testing.T) {
 	default:
 	}
 
-	faults.FailWrites(nil)
-	select {
-	case err := <-pending:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the pending write got no reply after the disk recovered")
-	}
+	recoverDisk(t, faults, pending)
 	require.Eventually(t, func() bool { return writer.Set(ctx, "after", "4", 0).Err() == nil }, 5*time.Second, time.Millisecond)
 	require.Equal(t, "2", reader.Get(ctx, "during").Val())
 	writer.Close()
@@ -321,4 +309,17 @@ func TestFailedBgsaveRefusesWrites(t *testing.T) {
 	require.Eventually(t, func() bool { return c.Set(ctx, "after", "4", 0).Err() == nil }, 5*time.Second, time.Millisecond)
 	require.Equal(t, "ok", infoPersistence(t, c)["rdb_last_bgsave_status"])
 	require.Zero(t, c.Exists(ctx, "refused").Val())
+}
+
+// recoverDisk ends the injected write failures and checks that the write
+// that waited for the disk (its outcome on pending) is then acknowledged.
+func recoverDisk(t *testing.T, faults *persist.Faults, pending <-chan error) {
+	t.Helper()
+	faults.FailWrites(nil)
+	select {
+	case err := <-pending:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pending write got no reply after the disk recovered")
+	}
 }
