@@ -4,11 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -322,4 +324,59 @@ func recoverDisk(t *testing.T, faults *persist.Faults, pending <-chan error) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the pending write got no reply after the disk recovered")
 	}
+}
+
+// TestNoReplyBeforeDurabilityAfterABackPressureStop: a connection whose
+// batch stopped at flushAt with requests left, and whose socket held
+// more, was put in the event loop's next turn twice (from the leftovers,
+// and for its readable socket); when that turn's write then waited for a
+// failing disk (appendfsync always), the first entry parked it and the
+// second wrote its replies, the write's included, before it was durable.
+func TestNoReplyBeforeDurabilityAfterABackPressureStop(t *testing.T) {
+	ctx := context.Background()
+	faults, undo := persist.InjectFaults()
+	defer undo()
+	c, _ := serve(t, t.TempDir(), "appendfsync", "always", "event-loop", "yes")
+	big := strings.Repeat("v", 20000)
+	require.NoError(t, c.Set(ctx, "big", big, 0).Err())
+	nc, err := net.Dial("tcp", c.Options().Addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	var mu sync.Mutex
+	var got []byte
+	received := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return string(got)
+	}
+	go func() {
+		b := make([]byte, 64<<10)
+		for {
+			n, err := nc.Read(b)
+			mu.Lock()
+			got = append(got, b[:n]...)
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	faults.FailWrites(syscall.ENOSPC)
+	// Four GETs of big pass flushAt (64 KiB) of replies: the batch stops
+	// with the SET left. The ECHO, never completed, keeps more bytes in
+	// the socket than the first read (16 KiB) takes.
+	req := strings.Repeat("GET big\r\n", 4) + "SET k v\r\n" + "*2\r\n$4\r\nECHO\r\n$40000\r\n" + strings.Repeat("e", 30000)
+	_, err = nc.Write([]byte(req))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
+		10*time.Second, time.Millisecond)
+	gets := strings.Repeat("$20000\r\n"+big+"\r\n", 4)
+	require.Eventually(t, func() bool { return len(received()) >= len(gets) }, 5*time.Second, time.Millisecond, "the GETs are answered")
+	time.Sleep(100 * time.Millisecond) // a reply written too early has arrived by now
+	require.Equal(t, "", strings.TrimPrefix(received(), gets), "no reply to the SET while it is not durable")
+
+	faults.FailWrites(nil)
+	require.Eventually(t, func() bool { return received() == gets+"+OK\r\n" }, 5*time.Second, time.Millisecond,
+		"the SET is answered once durable")
 }

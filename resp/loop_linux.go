@@ -291,7 +291,15 @@ func (l *eventLoop) run() {
 		if l.srv.idleTimeout.Load() > 0 {
 			l.turnMs = time.Now().UnixMilli() // see lastSeen below
 		}
-		l.turn = append(l.turn[:0], l.again...)
+		// Scheduled, not copied: a connection left over is in the
+		// turn once, even when its socket is also ready (or a parked
+		// connection was finished and poked in the same wake-up).
+		// Twice in a turn, its second entry wrote the replies that its
+		// first had parked to wait for the disk (see park).
+		l.turn = l.turn[:0]
+		for _, c := range l.again {
+			l.schedule(c)
+		}
 		clear(l.again)
 		l.again = l.again[:0]
 		for i := range n {
