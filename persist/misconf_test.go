@@ -380,3 +380,30 @@ func TestNoReplyBeforeDurabilityAfterABackPressureStop(t *testing.T) {
 	require.Eventually(t, func() bool { return received() == gets+"+OK\r\n" }, 5*time.Second, time.Millisecond,
 		"the SET is answered once durable")
 }
+
+// TestIdleTimeoutSparesAWriteWaitingForTheDisk: with timeout set, a
+// client whose write waits for a failing disk (appendfsync always) is not
+// idle, it waits for the server: it gets its reply once the disk
+// recovers, as with a goroutine per connection (and as Redis spares a
+// blocked client), instead of being closed with its outcome unknown.
+func TestIdleTimeoutSparesAWriteWaitingForTheDisk(t *testing.T) {
+	ctx := context.Background()
+	faults, undo := persist.InjectFaults()
+	defer undo()
+	c, _ := serve(t, t.TempDir(), "appendfsync", "always", "event-loop", "yes", "timeout", "1")
+	writer := redis.NewClient(&redis.Options{Addr: c.Options().Addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: 20 * time.Second})
+	defer writer.Close()
+	require.NoError(t, writer.Ping(ctx).Err())
+	faults.FailWrites(syscall.ENOSPC)
+	pending := make(chan error, 1)
+	go func() { pending <- writer.Set(ctx, "during", "2", 0).Err() }()
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
+		10*time.Second, time.Millisecond)
+	time.Sleep(2500 * time.Millisecond) // the idle sweep runs every second
+	select {
+	case err := <-pending:
+		t.Fatalf("the waiting write got %v before the disk recovered", err)
+	default:
+	}
+	recoverDisk(t, faults, pending)
+}

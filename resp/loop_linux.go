@@ -536,7 +536,10 @@ func (l *eventLoop) woke() {
 			l.schedule(c)
 		case c.poked.Swap(false):
 			l.schedule(c) // its SHUTDOWN was refused: reply, run the rest
-		case sweep && now.UnixMilli()-c.lastSeen.Load() > t*1000:
+		// A parked client is not idle: it waits for the disk, as a
+		// goroutine connection waits in its journal sync (and as
+		// Redis spares a blocked client).
+		case sweep && !c.parked && now.UnixMilli()-c.lastSeen.Load() > t*1000:
 			l.srv.log.Debug("closing idle client", "id", c.id, "addr", c.addr)
 			l.drop(c)
 		}
