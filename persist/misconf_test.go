@@ -28,6 +28,14 @@ import (
 // a stop function.
 func serve(t *testing.T, dir string, conf ...string) (*redis.Client, func()) {
 	t.Helper()
+	_, _, c, stop := start(t, dir, conf...)
+	return c, stop
+}
+
+// start is serve, and returns the server and the manager too, for a test
+// that takes main's part in a shutdown.
+func start(t *testing.T, dir string, conf ...string) (*resp.Server, *persist.Manager, *redis.Client, func()) {
+	t.Helper()
 	cfg := config.New()
 	args := append([]string{"port", "0", "bind", "127.0.0.1", "dir", dir, "save", ""}, conf...)
 	for i := 0; i+1 < len(args); i += 2 {
@@ -65,7 +73,7 @@ func serve(t *testing.T, dir string, conf ...string) (*redis.Client, func()) {
 		store.Close()
 	}
 	t.Cleanup(stop)
-	return c, stop
+	return srv, mgr, c, stop
 }
 
 func infoPersistence(t *testing.T, c *redis.Client) map[string]string {
@@ -406,4 +414,45 @@ func TestIdleTimeoutSparesAWriteWaitingForTheDisk(t *testing.T) {
 	default:
 	}
 	recoverDisk(t, faults, pending)
+}
+
+// TestShutdownAnswersAWriteTheFinalFlushMadeDurable: a write that waited
+// for a failing disk (appendfsync always, event loop) and that the
+// shutdown's final flush made durable, once the disk recovered, is
+// acknowledged before its connection closes, as it was when the loop
+// waited in its journal sync, and as a goroutine connection is. The
+// loop, paused meanwhile, saw the server closing before the end of the
+// wait, and closed the connection without the reply.
+func TestShutdownAnswersAWriteTheFinalFlushMadeDurable(t *testing.T) {
+	ctx := context.Background()
+	faults, undo := persist.InjectFaults()
+	defer undo()
+	dir := t.TempDir()
+	srv, mgr, c, stop := start(t, dir, "appendfsync", "always", "event-loop", "yes")
+	writer := redis.NewClient(&redis.Options{Addr: c.Options().Addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: 20 * time.Second})
+	defer writer.Close()
+	require.NoError(t, writer.Ping(ctx).Err())
+	faults.FailWrites(syscall.ENOSPC)
+	pending := make(chan error, 1)
+	go func() { pending <- writer.Set(ctx, "during", "2", 0).Err() }()
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
+		10*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // the writer's loop has set its connection aside
+
+	// As main on SIGTERM, with the disk freed meanwhile.
+	srv.Pause()
+	faults.FailWrites(nil)
+	require.NoError(t, mgr.PrepareShutdown(persist.SaveNever))
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	require.NoError(t, srv.Shutdown(sctx))
+	select {
+	case err := <-pending:
+		require.NoError(t, err, "the durable write is acknowledged")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pending write got no reply")
+	}
+	stop()
+	c, _ = serve(t, dir)
+	require.Equal(t, "2", c.Get(ctx, "during").Val())
 }

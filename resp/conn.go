@@ -119,6 +119,7 @@ type Conn struct {
 	waitOut bool        // replies wait for room in the socket; reading waits for them
 	pending bool        // runBuffered stopped with requests left in buf (also serve's)
 	parked  bool        // its replies wait for the disk to recover (see eventLoop.park); its socket is not watched
+	parkSeq uint64      // with parked: the journal sequence number its replies wait for
 	killReq atomic.Bool // CLIENT KILL or the server asked the loop to close it (goroutine mode: CLIENT KILL, see serve)
 
 	lastCmd  atomic.Pointer[Command]

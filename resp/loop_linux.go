@@ -375,6 +375,7 @@ func (l *eventLoop) releaseTurn() {
 // big reply slowly got it cut short, while a goroutine per connection
 // finished its write.
 func (l *eventLoop) drain() {
+	l.finishParked()
 	for _, c := range l.conns {
 		if !c.waitOut {
 			l.drop(c) // nothing to write: its requests would only wake the poll
@@ -665,7 +666,7 @@ type unpark struct {
 // or closes them without when the records cannot be made durable.
 func (l *eventLoop) park(conns []*Conn, seq uint64) {
 	for _, c := range conns {
-		c.parked = true
+		c.parked, c.parkSeq = true, seq
 		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
 	}
 	go func() {
@@ -681,10 +682,10 @@ func (l *eventLoop) park(conns []*Conn, seq uint64) {
 func (l *eventLoop) unparkAll(done []unpark) {
 	for _, u := range done {
 		for _, c := range u.conns {
-			c.parked = false
-			if c.fd < 0 {
-				continue // killed or closed meanwhile
+			if !c.parked || c.fd < 0 {
+				continue // finished by finishParked, or killed or closed meanwhile
 			}
+			c.parked = false
 			if u.err != nil {
 				c.dropReplies(u.err)
 				l.drop(c)
@@ -709,6 +710,26 @@ func (l *eventLoop) unparkAll(done []unpark) {
 			}
 		}
 	}
+}
+
+// finishParked, as the loop ends, finishes the parked connections whose
+// records are durable by now, so that drain writes their replies: the
+// shutdown's final flush, while the loop was paused, makes them so once
+// the disk has recovered, and the loop sees the server closing before it
+// sees the wait end. The others are closed without replies, as any
+// connection whose writes the journal could not make durable.
+func (l *eventLoop) finishParked() {
+	j, ok := l.srv.journal.(outageJournal)
+	if !ok {
+		return
+	}
+	var done []*Conn
+	for _, c := range l.conns {
+		if c.parked && j.SyncOrFailing(c.parkSeq) == nil {
+			done = append(done, c)
+		}
+	}
+	l.unparkAll([]unpark{{conns: done}})
 }
 
 // writeOut writes what the socket takes of c.out. When some is left, it
