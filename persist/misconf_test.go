@@ -233,11 +233,7 @@ func TestReadsWorkBesideAWriteWaitingForTheDisk(t *testing.T) {
 	}
 	require.NotNil(t, reader, "no client on the writer's event loop")
 
-	faults.FailWrites(syscall.ENOSPC)
-	pending := make(chan error, 1)
-	go func() { pending <- writer.Set(ctx, "during", "2", 0).Err() }()
-	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
-		10*time.Second, time.Millisecond)
+	pending := writeWhileTheDiskFails(t, c, writer, faults, syscall.ENOSPC)
 	require.Equal(t, "1", reader.Get(ctx, "before").Val(), "a read beside the waiting write is answered")
 	require.ErrorContains(t, reader.Set(ctx, "refused", "3", 0).Err(), "MISCONF")
 	select {
@@ -269,11 +265,7 @@ func TestKillingAWriteWaitingForTheDisk(t *testing.T) {
 	writer := redis.NewClient(&redis.Options{Addr: c.Options().Addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: 20 * time.Second})
 	defer writer.Close()
 	wid := writer.ClientID(ctx).Val()
-	faults.FailWrites(syscall.EIO)
-	pending := make(chan error, 1)
-	go func() { pending <- writer.Set(ctx, "during", "2", 0).Err() }()
-	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
-		10*time.Second, time.Millisecond)
+	pending := writeWhileTheDiskFails(t, c, writer, faults, syscall.EIO)
 	require.NoError(t, c.ClientKillByFilter(ctx, "ID", strconv.FormatInt(wid, 10)).Err())
 	select {
 	case err := <-pending:
@@ -402,11 +394,7 @@ func TestIdleTimeoutSparesAWriteWaitingForTheDisk(t *testing.T) {
 	writer := redis.NewClient(&redis.Options{Addr: c.Options().Addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: 20 * time.Second})
 	defer writer.Close()
 	require.NoError(t, writer.Ping(ctx).Err())
-	faults.FailWrites(syscall.ENOSPC)
-	pending := make(chan error, 1)
-	go func() { pending <- writer.Set(ctx, "during", "2", 0).Err() }()
-	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
-		10*time.Second, time.Millisecond)
+	pending := writeWhileTheDiskFails(t, c, writer, faults, syscall.ENOSPC)
 	time.Sleep(2500 * time.Millisecond) // the idle sweep runs every second
 	select {
 	case err := <-pending:
@@ -432,11 +420,7 @@ func TestShutdownAnswersAWriteTheFinalFlushMadeDurable(t *testing.T) {
 	writer := redis.NewClient(&redis.Options{Addr: c.Options().Addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: 20 * time.Second})
 	defer writer.Close()
 	require.NoError(t, writer.Ping(ctx).Err())
-	faults.FailWrites(syscall.ENOSPC)
-	pending := make(chan error, 1)
-	go func() { pending <- writer.Set(ctx, "during", "2", 0).Err() }()
-	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
-		10*time.Second, time.Millisecond)
+	pending := writeWhileTheDiskFails(t, c, writer, faults, syscall.ENOSPC)
 	time.Sleep(50 * time.Millisecond) // the writer's loop has set its connection aside
 
 	// As main on SIGTERM, with the disk freed meanwhile.
@@ -455,4 +439,17 @@ func TestShutdownAnswersAWriteTheFinalFlushMadeDurable(t *testing.T) {
 	stop()
 	c, _ = serve(t, dir)
 	require.Equal(t, "2", c.Get(ctx, "during").Val())
+}
+
+// writeWhileTheDiskFails makes the log's writes fail with errno, sends
+// SET during 2 on writer, and returns that SET's outcome once the log (as
+// c's INFO shows) has met the failure: the SET waits for the disk.
+func writeWhileTheDiskFails(t *testing.T, c, writer *redis.Client, faults *persist.Faults, errno syscall.Errno) <-chan error {
+	t.Helper()
+	faults.FailWrites(errno)
+	pending := make(chan error, 1)
+	go func() { pending <- writer.Set(context.Background(), "during", "2", 0).Err() }()
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
+		10*time.Second, time.Millisecond)
+	return pending
 }
