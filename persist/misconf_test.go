@@ -109,6 +109,7 @@ func TestWriteErrorRefusesWritesUntilTheDiskRecovers(t *testing.T) {
 	require.True(t, strings.HasPrefix(err.Error(), "MISCONF Errors writing to the AOF file: "), "writes are refused while the log cannot be written: %v", err)
 	require.ErrorContains(t, other.Incr(ctx, "refused").Err(), "no space left on device")
 	require.Equal(t, "1", other.Get(ctx, "before").Val(), "reads keep working")
+	require.ErrorContains(t, other.Ping(ctx).Err(), "MISCONF Errors writing to the AOF file", "PING reports the failure, as in Redis")
 	info := infoPersistence(t, other)
 	require.Equal(t, "err", info["aof_last_write_status"])
 	require.Contains(t, info["aof_last_write_error"], "no space left on device")
@@ -121,6 +122,7 @@ func TestWriteErrorRefusesWritesUntilTheDiskRecovers(t *testing.T) {
 	recoverDisk(t, faults, pending)
 	require.Eventually(t, func() bool { return other.Set(ctx, "after", "4", 0).Err() == nil }, 5*time.Second, time.Millisecond)
 	require.Equal(t, "ok", infoPersistence(t, other)["aof_last_write_status"])
+	require.NoError(t, other.Ping(ctx).Err())
 	other.Close()
 
 	stop()
@@ -300,6 +302,11 @@ func TestFailedBgsaveRefusesWrites(t *testing.T) {
 	_, err = tx.Exec(ctx)
 	require.ErrorContains(t, err, "EXECABORT Transaction discarded because of: MISCONF Redis is configured")
 	require.Equal(t, "1", c.Get(ctx, "before").Val(), "reads keep working")
+	require.ErrorContains(t, c.Ping(ctx).Err(), "MISCONF Redis is configured", "PING reports the failure, as in Redis")
+	tx = c.TxPipeline()
+	tx.Ping(ctx)
+	_, err = tx.Exec(ctx)
+	require.ErrorContains(t, err, "EXECABORT Transaction discarded because of: MISCONF Redis is configured")
 
 	require.NoError(t, c.ConfigSet(ctx, "stop-writes-on-bgsave-error", "no").Err())
 	require.NoError(t, c.Set(ctx, "allowed", "3", 0).Err())
@@ -311,6 +318,37 @@ func TestFailedBgsaveRefusesWrites(t *testing.T) {
 	require.Eventually(t, func() bool { return c.Set(ctx, "after", "4", 0).Err() == nil }, 5*time.Second, time.Millisecond)
 	require.Equal(t, "ok", infoPersistence(t, c)["rdb_last_bgsave_status"])
 	require.Zero(t, c.Exists(ctx, "refused").Val())
+	require.NoError(t, c.Ping(ctx).Err())
+}
+
+// TestDiskErrorsInRedisOrder: with both a failed background save and a
+// failing append-only file, writes are refused with the save's MISCONF,
+// as Redis checks it first (writeCommandsDeniedByDiskError); once a save
+// succeeds, with the log's.
+func TestDiskErrorsInRedisOrder(t *testing.T) {
+	ctx := context.Background()
+	faults, undo := persist.InjectFaults()
+	defer undo()
+	dir := t.TempDir()
+	c, _ := serve(t, dir, "save", "3600 1")
+	blocker := filepath.Join(dir, "dump.rkv.tmp")
+	require.NoError(t, os.Mkdir(blocker, 0o755))
+	require.NoError(t, c.BgSave(ctx).Err())
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["rdb_last_bgsave_status"] == "err" },
+		5*time.Second, time.Millisecond)
+	require.NoError(t, c.ConfigSet(ctx, "stop-writes-on-bgsave-error", "no").Err())
+	faults.FailWrites(syscall.ENOSPC)
+	require.NoError(t, c.Set(ctx, "k", "1", 0).Err()) // everysec: acknowledged, its write fails
+	require.Eventually(t, func() bool { return infoPersistence(t, c)["aof_last_write_status"] == "err" },
+		10*time.Second, time.Millisecond)
+	require.ErrorContains(t, c.Set(ctx, "k", "2", 0).Err(), "MISCONF Errors writing to the AOF file")
+	require.NoError(t, c.ConfigSet(ctx, "stop-writes-on-bgsave-error", "yes").Err())
+	require.ErrorContains(t, c.Set(ctx, "k", "2", 0).Err(), "MISCONF Redis is configured to save RDB snapshots")
+	require.ErrorContains(t, c.Ping(ctx).Err(), "MISCONF Redis is configured to save RDB snapshots")
+	require.NoError(t, os.Remove(blocker))
+	require.NoError(t, c.Save(ctx).Err())
+	require.ErrorContains(t, c.Set(ctx, "k", "2", 0).Err(), "MISCONF Errors writing to the AOF file")
+	faults.FailWrites(nil)
 }
 
 // recoverDisk ends the injected write failures and checks that the write

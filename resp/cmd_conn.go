@@ -12,7 +12,7 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "ping", Arity: -1, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdPing,
+		&Command{Name: "ping", Arity: -1, Flags: FlagFast | FlagStale | FlagLoading | FlagDiskSignal, Handler: cmdPing,
 			Summary: "Returns the server's liveliness response.", Group: "connection"},
 		&Command{Name: "echo", Arity: 2, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdEcho,
 			Summary: "Returns the given string.", Group: "connection"},

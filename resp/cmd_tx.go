@@ -41,10 +41,11 @@ type txState struct {
 	held   []int    // shards EXEC locks (reused)
 }
 
-// writes reports whether a queued command writes.
+// writes reports whether a queued command writes, or is refused with the
+// writes while the disk fails (PING: FlagDiskSignal).
 func (tx *txState) writes() bool {
 	for _, cmd := range tx.cmds {
-		if cmd.Flags&FlagWrite != 0 {
+		if cmd.Flags&(FlagWrite|FlagDiskSignal) != 0 {
 			return true
 		}
 	}
@@ -125,21 +126,16 @@ func cmdExec(c *Conn, args [][]byte) {
 		c.WriteError(errExecAbort)
 		return
 	}
-	// A transaction runs whole or not at all: the log's write error is
-	// checked once, here, not before each queued write (an error that
-	// came up halfway ran the first half), and refuses the whole of it,
-	// as Redis does.
-	if j := c.srv.journal; j != nil && tx.writes() {
-		if err := j.Err(); err != nil {
+	// A transaction runs whole or not at all: the disk's errors (a failed
+	// background save's, the log's) are checked once, here, not before
+	// each queued write (an error that came up halfway ran the first
+	// half), and refuse the whole of it, as Redis does.
+	if tx.writes() {
+		if msg := c.diskError(); msg != "" {
 			c.unwatchAll()
-			c.WriteError(errExecAbortBecause + sprintf(errReadOnlyDisk, err.Error()))
+			c.WriteError(errExecAbortBecause + msg)
 			return
 		}
-	}
-	if p := c.srv.persist; p != nil && tx.writes() && p.BgsaveErr() != nil {
-		c.unwatchAll()
-		c.WriteError(errExecAbortBecause + errBgsaveDisk)
-		return
 	}
 	// Slice the queued arguments out of the buffer (it no longer grows).
 	tx.args = tx.args[:0]

@@ -615,17 +615,12 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 	}
 	c.cmdFailed = false
 	journal := c.srv.journal != nil && cmd.Flags&FlagWrite != 0 && !c.replaying
-	if journal && !c.inExec { // EXEC checks once for all its commands
-		if err := c.srv.journal.Err(); err != nil {
-			c.WriteError(sprintf(errReadOnlyDisk, err.Error()))
+	if cmd.Flags&(FlagWrite|FlagDiskSignal) != 0 && !c.replaying && !c.inExec { // EXEC checks once for all its commands
+		if msg := c.diskError(); msg != "" {
+			c.WriteError(msg)
 			cmd.rejected.Add(1)
 			return
 		}
-	}
-	if p := c.srv.persist; p != nil && cmd.Flags&FlagWrite != 0 && !c.replaying && !c.inExec && p.BgsaveErr() != nil {
-		c.WriteError(errBgsaveDisk)
-		cmd.rejected.Add(1)
-		return
 	}
 	c.lock(cmd, args)
 	var before uint64
@@ -648,6 +643,22 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 	if c.cmdFailed {
 		cmd.failed.Add(1)
 	}
+}
+
+// diskError returns the MISCONF error that refuses writes while the disk
+// fails, or "": first a failed background save's (with save rules set and
+// stop-writes-on-bgsave-error yes), then the append-only file's, in
+// Redis's order (writeCommandsDeniedByDiskError).
+func (c *Conn) diskError() string {
+	if p := c.srv.persist; p != nil && p.BgsaveErr() != nil {
+		return errBgsaveDisk
+	}
+	if j := c.srv.journal; j != nil {
+		if err := j.Err(); err != nil {
+			return sprintf(errReadOnlyDisk, err.Error())
+		}
+	}
+	return ""
 }
 
 // noteWritten tells the journal that e is now the live entry of the

@@ -11,17 +11,18 @@ type Flag uint32
 
 // Command flags. The names COMMAND INFO reports are in flagNames.
 const (
-	FlagWrite     Flag = 1 << iota // changes data
-	FlagReadOnly                   // only reads data
-	FlagFast                       // O(1) or O(log N)
-	FlagAdmin                      // server administration
-	FlagNoAuth                     // allowed before AUTH
-	FlagTxControl                  // transaction control: runs at once inside MULTI instead of being queued (MULTI, EXEC, WATCH, …)
-	FlagAllShards                  // touches the whole keyspace: the dispatcher locks every shard
-	FlagLoading                    // allowed while loading
-	FlagStale                      // allowed on a stale replica
-	FlagDenyOOM                    // may use more memory
-	FlagNoMulti                    // refused inside MULTI, as Redis's no_multi (SAVE, SHUTDOWN): the transaction aborts
+	FlagWrite      Flag = 1 << iota // changes data
+	FlagReadOnly                    // only reads data
+	FlagFast                        // O(1) or O(log N)
+	FlagAdmin                       // server administration
+	FlagNoAuth                      // allowed before AUTH
+	FlagTxControl                   // transaction control: runs at once inside MULTI instead of being queued (MULTI, EXEC, WATCH, …)
+	FlagAllShards                   // touches the whole keyspace: the dispatcher locks every shard
+	FlagLoading                     // allowed while loading
+	FlagStale                       // allowed on a stale replica
+	FlagDenyOOM                     // may use more memory
+	FlagNoMulti                     // refused inside MULTI, as Redis's no_multi (SAVE, SHUTDOWN): the transaction aborts
+	FlagDiskSignal                  // refused with the writes while the disk fails, though it writes nothing (PING, as in Redis: a health check sees the failure)
 )
 
 var flagNames = []struct {
