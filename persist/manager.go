@@ -287,7 +287,7 @@ func (m *Manager) removeStale() {
 func (m *Manager) loadAOF() error {
 	if b := m.man.base; b != nil {
 		if err := m.loadSnapshotFile(filepath.Join(m.aofDir, b.name)); err != nil {
-			return err
+			return m.missing(b.name, err)
 		}
 	}
 	// The log ends in the last file that holds records: a rewrite names
@@ -311,6 +311,18 @@ func (m *Manager) loadAOF() error {
 		}
 	}
 	return nil
+}
+
+// missing explains err when it says that name, a file the manifest
+// names, does not exist: the log cannot be loaded without it (its records,
+// and every later one, build on it), and the operator decides what to do.
+// Any other error is returned as it is.
+func (m *Manager) missing(name string, err error) error {
+	if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return fmt.Errorf("%s names %s, which does not exist: restore it (from a backup), or, to start from the dump file instead, move %s away (with appendonly yes ratekv then creates a new log from the dump file): %w",
+		m.manifestPath(), name, m.aofDir, err)
 }
 
 // holdsRecords says whether a log file holds anything but zeros.
@@ -386,7 +398,7 @@ func (m *Manager) replayFile(i int, last bool) error {
 	path := filepath.Join(m.aofDir, name)
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return m.missing(name, err)
 	}
 	defer f.Close()
 	size, fileSize, err := fileRecordsEnd(f)

@@ -638,6 +638,30 @@ func TestStopsWrites(t *testing.T) {
 	}
 }
 
+// TestMissingLogFileIsNamed: a file the manifest names but that is gone
+// refuses the start with a message that names the manifest and the file
+// and says what to do, not a bare "no such file or directory".
+func TestMissingLogFileIsNamed(t *testing.T) {
+	for _, kind := range []string{"incr.aof", "base.rkv"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := testConfig(t, dir, "appendonly", "yes")
+			f := newFakeServer(newClock())
+			require.NoError(t, f.open(t, cfg))
+			f.exec(t, "APPEND", "k", "v")
+			require.NoError(t, f.m.Close())
+			files, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*."+kind))
+			require.NoError(t, err)
+			require.Len(t, files, 1)
+			require.NoError(t, os.Remove(files[0]))
+
+			err = newFakeServer(f.clock).open(t, cfg)
+			require.ErrorIs(t, err, os.ErrNotExist)
+			require.ErrorContains(t, err, "appendonly.aof.manifest names "+filepath.Base(files[0])+", which does not exist: restore it")
+		})
+	}
+}
+
 // TestSaveClearsAFailedBgsaveStatus: once the disk is fixed, a SAVE that
 // succeeds sets rdb_last_bgsave_status back to ok, as in Redis (rdbSave);
 // one that fails leaves it as it was.
