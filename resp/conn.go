@@ -343,10 +343,7 @@ func (c *Conn) read() error {
 		_, _, _, need := parseRequest(c.buf[c.r:c.w], c.args, limits{maxBulk: c.srv.maxBulk.Load(), authed: true})
 		pending := c.w - c.r
 		if int64(pending) >= limit || int64(need) > limit {
-			c.srv.log.Warn("client query buffer over limit, closing", "id", c.id, "addr", c.addr, "bytes", pending)
-			c.WriteError(errQueryBufLimit)
-			c.flush()
-			return io.EOF
+			return c.overQueryLimit()
 		}
 		want := max(pending*2, need, defaultReadBytes)
 		if int64(want) > limit {
@@ -382,15 +379,22 @@ func (c *Conn) read() error {
 		// more than the limit now allows: as Redis, which checks the
 		// limit after every read, refuse the request rather than let
 		// it go on filling the buffer.
-		c.srv.log.Warn("client query buffer over limit, closing", "id", c.id, "addr", c.addr, "bytes", c.w-c.r)
-		c.WriteError(errQueryBufLimit)
-		c.flush()
-		return io.EOF
+		return c.overQueryLimit()
 	}
 	if n > 0 {
 		return nil
 	}
 	return err
+}
+
+// overQueryLimit refuses the request that took the query buffer past
+// client-query-buffer-limit: Redis's error, then the connection closes
+// (read's caller sees io.EOF).
+func (c *Conn) overQueryLimit() error {
+	c.srv.log.Warn("client query buffer over limit, closing", "id", c.id, "addr", c.addr, "bytes", c.w-c.r)
+	c.WriteError(errQueryBufLimit)
+	c.flush()
+	return io.EOF
 }
 
 // readEnd is where the next read must stop: the buffer's end, or sooner
