@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -283,6 +284,43 @@ func TestIdleTimeout(t *testing.T) {
 	_, err := r.rd.ReadByte()
 	require.Error(t, err)
 	require.Less(t, time.Since(start), 4*time.Second)
+}
+
+// TestIdleTimeoutChangedWhileAClientWaits: CONFIG SET timeout applies to
+// a client already idle, in both connection modes: set to 0, or raised,
+// the client is not closed when the old timeout runs out (a goroutine per
+// connection kept the deadline its read started with), and lowered, it
+// is closed by the new one.
+func TestIdleTimeoutChangedWhileAClientWaits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a 1 s idle timeout")
+	}
+	type result struct {
+		name     string
+		wantOpen bool
+		timedOut chan bool
+	}
+	var results []result
+	// Every case at once: each waits 2.5 s.
+	for _, mode := range connModes {
+		for _, change := range []struct{ from, to string }{{"1", "0"}, {"1", "60"}, {"60", "1"}} {
+			ts := newTestServer(t, "event-loop", mode, "timeout", change.from)
+			idle := ts.raw(t)
+			require.Equal(t, "+PONG\r\n", idle.send("PING\r\n"))
+			require.Equal(t, "+OK\r\n", ts.raw(t).do("CONFIG", "SET", "timeout", change.to))
+			r := result{mode + " " + change.from + " to " + change.to, change.to != "1", make(chan bool, 1)}
+			results = append(results, r)
+			go func() {
+				idle.nc.SetReadDeadline(time.Now().Add(2500 * time.Millisecond))
+				_, err := idle.rd.ReadByte()
+				var ne net.Error
+				r.timedOut <- errors.As(err, &ne) && ne.Timeout() // still open: the client's own deadline passed
+			}()
+		}
+	}
+	for _, r := range results {
+		require.Equal(t, r.wantOpen, <-r.timedOut, "event-loop %s: idle client open 2.5 s after the change", r.name)
+	}
 }
 
 // TestCommandNameCache: the connection's one-entry cache of the last

@@ -95,13 +95,34 @@ func (s *Server) applyConfig() {
 	s.maxBulk.Store(s.cfg.Int("proto-max-bulk-len"))
 	s.queryLimit.Store(s.cfg.Int("client-query-buffer-limit"))
 	s.maxClients.Store(s.cfg.Int("maxclients"))
-	s.idleTimeout.Store(s.cfg.Int("timeout"))
+	if t := s.cfg.Int("timeout"); s.idleTimeout.Swap(t) != t {
+		s.retime(t)
+	}
 	s.batchReplies.Store(s.cfg.Get("batch-replies") == "yes")
 	s.prefetch.Store(map[string]int32{"no": prefetchNo, "auto": prefetchAuto, "yes": prefetchYes}[s.cfg.Get("prefetch-batch")])
 	pw := s.cfg.Get("requirepass")
 	s.password.Store(&pw)
 	// Process-wide: the sorted-set code reads them on every insertion.
 	shards.SetZSetLimits(s.cfg.Int("zset-max-listpack-entries"), s.cfg.Int("zset-max-listpack-value"))
+}
+
+// retime moves the deadlines of the goroutine-per-connection clients to
+// the new timeout t (seconds, 0: none). Each sets its deadlines when it
+// starts a read or a write, so one already waiting kept the old: after
+// CONFIG SET timeout 0, or a longer timeout, a client idle at that moment
+// was still closed when the old one ran out. The event loops judge
+// idleness against the current value on every sweep.
+func (s *Server) retime(t int64) {
+	for _, c := range s.clients() {
+		if c.loop != nil || c.nc == nil {
+			continue
+		}
+		var by time.Time
+		if t > 0 {
+			by = time.UnixMilli(c.lastSeen.Load()).Add(time.Duration(t) * time.Second)
+		}
+		c.nc.SetDeadline(by)
+	}
 }
 
 // Listen binds every address of the bind parameter on the configured port.
