@@ -76,7 +76,10 @@ const (
 
 // SetJournal attaches the journal that write commands log to. Call before
 // Serve; nil detaches.
-func (s *Server) SetJournal(j Journal) { s.journal = j }
+func (s *Server) SetJournal(j Journal) {
+	s.journal = j
+	s.outage, _ = j.(outageJournal) // once, not per event-loop turn
+}
 
 // changeCount sums the change counters of the shards this command holds.
 func (c *Conn) changeCount() uint64 { return c.sumHeld((*shards.Store).Changes) }

@@ -599,7 +599,7 @@ func (l *eventLoop) runTurn() {
 	var failed error
 	outage := false
 	if seq != 0 {
-		if j, ok := l.srv.journal.(outageJournal); ok {
+		if j := l.srv.outage; j != nil {
 			failed = j.SyncOrFailing(seq)
 			outage = errors.Is(failed, persist.ErrFailing)
 		} else {
@@ -719,8 +719,8 @@ func (l *eventLoop) unparkAll(done []unpark) {
 // sees the wait end. The others are closed without replies, as any
 // connection whose writes the journal could not make durable.
 func (l *eventLoop) finishParked() {
-	j, ok := l.srv.journal.(outageJournal)
-	if !ok {
+	j := l.srv.outage
+	if j == nil {
 		return
 	}
 	var done []*Conn

@@ -27,6 +27,7 @@ type Server struct {
 	start time.Time
 
 	journal Journal          // nil: no append-only log
+	outage  outageJournal    // journal, when it can report an outage instead of waiting (see SetJournal)
 	persist *persist.Manager // nil: no persistence (SAVE etc. refuse); see cmd_persist.go
 
 	// Hot-path copies of mutable config, refreshed by applyConfig.
