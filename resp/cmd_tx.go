@@ -41,11 +41,12 @@ type txState struct {
 	held   []int    // shards EXEC locks (reused)
 }
 
-// writes reports whether a queued command writes, or is refused with the
-// writes while the disk fails (PING: FlagDiskSignal).
+// writes reports whether a queued command writes. Only those make EXEC
+// check the disk, as in Redis (processCommand: EXEC is a write when its
+// queue holds one): a PING queued while the disk was well runs.
 func (tx *txState) writes() bool {
 	for _, cmd := range tx.cmds {
-		if cmd.Flags&(FlagWrite|FlagDiskSignal) != 0 {
+		if cmd.Flags&FlagWrite != 0 {
 			return true
 		}
 	}

@@ -539,6 +539,18 @@ func (c *Conn) dispatchCmd(cmd *Command, args [][]byte) {
 			c.WriteError(errNotInMulti)
 			return
 		}
+		// Refused while the disk fails before it is queued, as in
+		// Redis (processCommand checks the disk before queueing):
+		// EXEC then discards the transaction for previous errors.
+		// EXEC checks again, for a disk that failed after queueing.
+		if cmd.Flags&(FlagWrite|FlagDiskSignal) != 0 && !c.replaying {
+			if msg := c.diskError(); msg != "" {
+				c.flagTx()
+				cmd.rejected.Add(1)
+				c.WriteError(msg)
+				return
+			}
+		}
 		c.queue(cmd, args)
 		return
 	}

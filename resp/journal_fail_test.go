@@ -64,10 +64,12 @@ func (j *flakyJournal) Err() error {
 	return nil
 }
 
-// A transaction runs whole or not at all under a log write error: EXEC
-// refuses all of it when the error is there before, and runs all of it
-// when the error comes up halfway (it ran the first half and refused the
-// rest before).
+// A transaction runs whole or not at all under a log write error: a write
+// is refused when it is queued while the error is there (EXEC then aborts
+// for previous errors), EXEC refuses all of it when the error comes up
+// after queueing, and runs all of it when the error comes up halfway (it
+// ran the first half and refused the rest before). Replies as Redis 7.0's
+// (checked against redis-server with a failed BGSAVE).
 func TestExecUnderALogWriteError(t *testing.T) {
 	j := &flakyJournal{}
 	ts := newJournaledServer(t, j)
@@ -79,11 +81,29 @@ func TestExecUnderALogWriteError(t *testing.T) {
 	require.Equal(t, "*2\r\n+OK\r\n+OK\r\n", r.do("EXEC"))
 	require.Equal(t, "$1\r\n2\r\n", r.do("GET", "b"))
 
+	misconf := "-MISCONF Errors writing to the AOF file: input/output error\r\n"
+	require.Equal(t, "+OK\r\n", r.do("MULTI"))
+	require.Equal(t, misconf, r.do("SET", "c", "3"), "refused when queued")
+	require.Equal(t, misconf, r.do("PING"), "refused when queued")
+	require.Equal(t, "+QUEUED\r\n", r.do("GET", "a"))
+	require.Equal(t, "-EXECABORT Transaction discarded because of previous errors.\r\n", r.do("EXEC"))
+	require.Equal(t, "$-1\r\n", r.do("GET", "c"))
+
+	// The disk fails after the transaction was queued.
+	j.failAfterFirst.Store(false)
+	j.err.Store(nil)
 	require.Equal(t, "+OK\r\n", r.do("MULTI"))
 	require.Equal(t, "+QUEUED\r\n", r.do("SET", "c", "3"))
-	require.Equal(t, "+QUEUED\r\n", r.do("GET", "a"))
+	require.Equal(t, "+QUEUED\r\n", r.do("PING"))
+	fail := errors.New("input/output error")
+	j.err.Store(&fail)
 	require.Equal(t, "-EXECABORT Transaction discarded because of: MISCONF Errors writing to the AOF file: input/output error\r\n", r.do("EXEC"))
 	require.Equal(t, "$-1\r\n", r.do("GET", "c"))
+	j.err.Store(nil)
+	require.Equal(t, "+OK\r\n", r.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", r.do("PING"))
+	j.err.Store(&fail)
+	require.Equal(t, "*1\r\n+PONG\r\n", r.do("EXEC"), "no write queued: EXEC runs, as Redis's")
 	require.Equal(t, "+OK\r\n", r.do("MULTI"))
 	require.Equal(t, "+QUEUED\r\n", r.do("GET", "a"))
 	require.Equal(t, "*1\r\n$1\r\n1\r\n", r.do("EXEC"), "a read-only transaction runs")
