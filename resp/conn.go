@@ -314,14 +314,15 @@ func (c *Conn) runBuffered() bool {
 // time. Its requests after SHUTDOWN then never run, as with the event
 // loop, which drops the client when its socket reports the hang-up (and
 // as in Redis, which frees a client blocked in SHUTDOWN when it hangs
-// up). With a full buffer it stops looking: those requests run, and the
-// next read finds the end.
+// up). With a full buffer, or client-query-buffer-limit's worth of bytes
+// unparsed, it stops looking: those requests run (read refuses a request
+// over the limit, as ever), and the next read finds the end.
 func (c *Conn) hungUp() bool {
 	defer c.nc.SetReadDeadline(time.Time{}) // read sets the idle deadline again
-	for c.w < len(c.buf) {
+	for end := c.readEnd(c.srv.queryLimit.Load()); c.w < end; {
 		// A deadline already past would fail the read before it looks.
 		c.nc.SetReadDeadline(time.Now().Add(time.Millisecond))
-		n, err := c.nc.Read(c.buf[c.w:])
+		n, err := c.nc.Read(c.buf[c.w:end])
 		c.w += n
 		c.qbuf.Store(int64(c.w - c.r))
 		c.srv.netIn.Add(int64(n))

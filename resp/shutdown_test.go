@@ -394,3 +394,36 @@ func TestPauseWhileAClosingClientDoesNotRead(t *testing.T) {
 	require.Equal(t, "+PONG\r\n+OK\r\n", string(got))
 	ts.srv.Resume()
 }
+
+// TestShutdownWaiterQueryLimit: what a client sends while its SHUTDOWN
+// waits is held to client-query-buffer-limit like any other read: a write
+// over the limit sent behind the SHUTDOWN never runs, and the client is
+// closed (the event loop, reading meanwhile, closes it at once, as Redis
+// closes a blocked client whose query buffer passes the limit; a
+// goroutine refuses it after the shutdown's refusal). The goroutine's look
+// for a hang-up read to the end of its 16 KiB buffer, past a lower limit,
+// and the write ran.
+func TestShutdownWaiterQueryLimit(t *testing.T) {
+	for _, mode := range connModes {
+		t.Run(mode, func(t *testing.T) {
+			ts := newTestServer(t, "event-loop", mode, "client-query-buffer-limit", "1kb")
+			r := ts.raw(t)
+			big := strings.Repeat("x", 4000)
+			_, err := io.WriteString(r.nc, "*1\r\n$8\r\nSHUTDOWN\r\n"+
+				fmt.Sprintf("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n%s\r\n", len(big), big))
+			require.NoError(t, err)
+			req := nextShutdown(t, ts)
+			time.Sleep(50 * time.Millisecond) // the write reaches the server
+			req.Refuse()
+			r.nc.SetDeadline(time.Now().Add(5 * time.Second))
+			got, err := io.ReadAll(r.rd)
+			var ne net.Error
+			require.False(t, errors.As(err, &ne) && ne.Timeout(), "the connection closes; got %q", got)
+			require.NotContains(t, string(got), "+OK")
+			if mode == "no" {
+				require.Contains(t, string(got), "-"+errQueryBufLimit+"\r\n")
+			}
+			require.Equal(t, "$-1\r\n", ts.raw(t).do("GET", "big"), "a write over the query limit ran")
+		})
+	}
+}
