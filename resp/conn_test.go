@@ -513,3 +513,40 @@ func TestTimeoutClosesClientThatNeverReads(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleTimeoutPrompt: with timeout set, an idle client is closed soon
+// after its timeout, as in Redis (clientsCron looks at each client about
+// every 100 ms), whenever its last request came. Six clients, each idle
+// from a different moment: an event loop that looked once a second, and
+// skipped every other look, closed some after 2.5 s.
+func TestIdleTimeoutPrompt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a 1 s idle timeout")
+	}
+	for _, mode := range connModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			ts := newTestServer(t, "event-loop", mode, "timeout", "1")
+			var wg sync.WaitGroup
+			took := make([]time.Duration, 6)
+			for i := range took {
+				idle := ts.raw(t)
+				require.Equal(t, "+PONG\r\n", idle.send("PING\r\n"))
+				start := time.Now()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					idle.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+					idle.rd.ReadByte()
+					took[i] = time.Since(start)
+				}()
+				time.Sleep(170 * time.Millisecond) // the next one idle from elsewhere in the second
+			}
+			wg.Wait()
+			for i, d := range took {
+				require.GreaterOrEqual(t, d, 900*time.Millisecond, "client %d closed before its timeout: %v", i, took)
+				require.Less(t, d, 1600*time.Millisecond, "client %d closed late: %v", i, took)
+			}
+		})
+	}
+}
