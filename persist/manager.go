@@ -7,7 +7,7 @@ package persist
 // # Snapshots without stopping traffic
 //
 // A snapshot captures the shards one at a time: lock shard i, encode its
-// live keys into a buffer, note the journal's last sequence number cut[i],
+// keys into a buffer, note the journal's last sequence number cut[i],
 // unlock, write the buffer to the file. No shard is locked for longer than
 // it takes to encode its own keys, and the file I/O happens outside every
 // lock. Each shard is thus captured at its own instant; to make the whole
@@ -802,13 +802,21 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string, background boo
 	return w.commit()
 }
 
-// capture writes the live keys of every shard to w, one shard at a time
-// under its lock, and returns the journal's last sequence number at the
-// capture of each shard. background says it runs beside the connections
-// (not SAVE's, on a connection's own goroutine or event loop).
+// capture writes the keys of every shard to w, one shard at a time under
+// its lock, and returns the journal's last sequence number at the capture
+// of each shard. background says it runs beside the connections (not
+// SAVE's, on a connection's own goroutine or event loop).
+//
+// Keys whose deadline has passed are written too, as Redis writes them to
+// an RDB file; loading deletes them (purgeExpired). Left out by the
+// capture's own reading of the clock, a key a later write still found live
+// was missing under that write's record in the log: a command reads the
+// clock before it locks its shard, and the wall clock's recalibration can
+// move it back, so its reading may be older than the capture's. Replayed
+// without the key, a ZADD recreated it without its deadline and an EXPIRE
+// found nothing, and the key was lost.
 func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background bool) ([]uint64, error) {
 	st := m.store
-	nowMs := st.Now() / 1e6
 	cuts := make([]uint64, st.NumShards())
 	var buf []byte
 	for i := range cuts {
@@ -817,7 +825,7 @@ func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background boo
 		}
 		var n int
 		st.Lock(i)
-		buf, n = st.AppendShard(buf[:0], i, nowMs)
+		buf, n = st.AppendShard(buf[:0], i, 0) // live at 0: every key
 		if m.log != nil {
 			cuts[i] = m.log.LastSeq()
 		}

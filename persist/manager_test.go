@@ -329,6 +329,41 @@ func TestExpiredKeysAreNotResurrected(t *testing.T) {
 	require.Equal(t, int64(2), g.m.Stats().LoadedExpired, "deleted once loaded: one from the base, one from the log")
 }
 
+// A key whose deadline the capture's clock has reached, but that a write
+// still found live, is in the snapshot: the capture used to leave out the
+// keys expired at its own reading of the clock, while the records it keeps
+// after the keys come from commands whose reading can be older (taken
+// before they locked the shard, or before a recalibration of the wall
+// clock moved it back). Such a record then replayed without its key: a
+// verbatim write (APPEND here, ZADD in resp) recreated the key without its
+// deadline, an EXPIRE found nothing and the key was lost. The store's
+// clock here is the capture's; the commands read their own, a millisecond
+// behind it.
+func TestCaptureKeepsKeysAWriteStillFoundLive(t *testing.T) {
+	cmdClock, captureClock := newClock(), newClock()
+	cfg := testConfig(t, t.TempDir())
+	f := &fakeServer{st: shards.New(shards.Options{Shards: 8, Now: captureClock.Load}), clock: cmdClock}
+	require.NoError(t, f.open(t, cfg))
+	var key string // in the first shard, captured before the stalled last one
+	for i := 0; key == ""; i++ {
+		if k := fmt.Sprint("key", i); f.st.ShardIndex([]byte(k)) == 0 {
+			key = k
+		}
+	}
+	deadline := cmdClock.Load()/1e6 + 1000
+	f.exec(t, "SET", key, "v", "PXAT", strconv.FormatInt(deadline, 10))
+	cmdClock.Store((deadline - 1) * 1e6)
+	captureClock.Store(deadline * 1e6)
+	done := stallRewrite(t, f)
+	f.exec(t, "APPEND", key, "x") // on the live key, before or after its shard's capture
+	f.st.Unlock(f.st.NumShards() - 1)
+	require.NoError(t, <-done)
+	want := map[string]string{key: fmt.Sprintf(`"vx"@%d`, deadline)}
+	require.Equal(t, want, f.contents())
+	g := restart(t, f, cfg)
+	require.Equal(t, want, g.contents())
+}
+
 // writeSome opens a manager in dir, writes n APPEND records and closes it;
 // it returns the incremental file and the offset where each record ends.
 func writeSome(t *testing.T, cfg *config.Config, n int) (path string, ends []int64) {

@@ -244,7 +244,8 @@ func TestDeadlineChangedBeforeItPassedSurvivesARestart(t *testing.T) {
 // added to it (or failed on a string, and the server refused to start).
 // Each case runs its steps, compares the state before and after a
 // restart, and the restart must succeed. A time.Duration step advances
-// the clock; "expire" runs the active expiry; "rewrite" a BGREWRITEAOF.
+// the clock (a negative one steps it back); "expire" runs the active
+// expiry; "rewrite" a BGREWRITEAOF.
 func TestReplayAfterADeadlineEnded(t *testing.T) {
 	for name, steps := range map[string][][]any{
 		"zadd after lazy expiry": {{"ZADD", "z", "1", "a"}, {"PEXPIRE", "z", "100"}, {time.Second},
@@ -263,6 +264,14 @@ func TestReplayAfterADeadlineEnded(t *testing.T) {
 			{"ZADD", "z", "2", "b"}},
 		"recipe in a transaction": {{"ZADD", "z", "1", "a"}, {"PEXPIRE", "z", "100"}, {time.Second}, {"expire"},
 			{"MULTI"}, {"ZREMRANGEBYSCORE", "z", "0", "0"}, {"ZADD", "z", "2", "b"}, {"PEXPIRE", "z", "60000"}, {"EXEC"}},
+		// The rewrite's capture reads the clock at its deadline; the
+		// commands after it read it a millisecond earlier (a command reads
+		// it before it locks its shard, and the wall clock's recalibration
+		// can move it back): the key is live for them.
+		"zadd on a key live behind the capture's clock": {{"ZADD", "z", "1", "a"}, {"PEXPIRE", "z", "1000"}, {time.Second},
+			{"rewrite"}, {-time.Millisecond}, {"ZADD", "z", "2", "b"}},
+		"expire on a key live behind the capture's clock": {{"SET", "k", "v", "PX", "1000"}, {time.Second},
+			{"rewrite"}, {-time.Millisecond}, {"EXPIRE", "k", "3600"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
