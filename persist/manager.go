@@ -214,6 +214,13 @@ func (m *Manager) openAOF() error {
 		return err
 	}
 	if ok {
+		if len(man.incrs) == 0 {
+			// Damaged (ratekv always names one): before this check
+			// removeStale took every file of the log for a leftover of
+			// a rewrite and deleted it, and the start then refused.
+			return fmt.Errorf("%s names no incremental file, so it is damaged: restore it (from a backup, or by naming the base and the incremental files of %s in it), or, to start from the dump file instead, move %s away",
+				manPath, m.aofDir, m.aofDir)
+		}
 		m.man = man
 		m.removeStale()
 		if err := m.loadAOF(); err != nil {
@@ -232,9 +239,6 @@ func (m *Manager) openAOF() error {
 		if err := m.rewrite(m.ctx); err != nil {
 			return fmt.Errorf("creating the append-only file: %w", err)
 		}
-	}
-	if len(m.man.incrs) == 0 {
-		return fmt.Errorf("%s names no incremental file", manPath)
 	}
 	last := m.man.incrs[len(m.man.incrs)-1].name
 	f, err := os.OpenFile(filepath.Join(m.aofDir, last), os.O_RDWR|os.O_CREATE, 0o644)

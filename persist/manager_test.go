@@ -697,6 +697,49 @@ func TestMissingLogFileIsNamed(t *testing.T) {
 	}
 }
 
+// A manifest that names no incremental file (empty, or cut after its base's
+// line) is damaged: ratekv always names one. The start refuses, naming the
+// manifest and what to do, and deletes nothing: it first removed every
+// file the manifest did not name as a leftover of a rewrite, that is the
+// whole log, and then refused.
+func TestManifestWithoutAnIncrementalFileDeletesNothing(t *testing.T) {
+	for name, keep := range map[string]func(man manifest) manifest{
+		"empty":     func(manifest) manifest { return manifest{} },
+		"base only": func(man manifest) manifest { return manifest{base: man.base} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := testConfig(t, dir)
+			f := newFakeServer(newClock())
+			require.NoError(t, f.open(t, cfg))
+			f.exec(t, "APPEND", "k", "v")
+			require.NoError(t, f.m.rewrite(f.m.ctx))
+			f.exec(t, "APPEND", "k", "w")
+			manPath := f.m.manifestPath()
+			require.NoError(t, f.m.Close())
+			man, _, err := readManifest(manPath)
+			require.NoError(t, err)
+			files := man.files()
+			damaged := keep(man)
+			require.NoError(t, os.WriteFile(manPath, damaged.encode(), 0o644))
+
+			err = newFakeServer(f.clock).open(t, cfg)
+			require.Error(t, err)
+			for _, name := range files {
+				require.FileExists(t, filepath.Join(filepath.Dir(manPath), name), "deleted by a start that refused")
+			}
+			require.ErrorContains(t, err, manPath+" names no incremental file")
+			require.ErrorContains(t, err, "restore")
+			// Put back, the manifest loads everything.
+			require.NoError(t, writeManifest(manPath, &man))
+			g := newFakeServer(f.clock)
+			require.NoError(t, g.open(t, cfg))
+			t.Cleanup(func() { g.m.Close() })
+			require.Equal(t, map[string]string{"k": `"vw"@0`}, g.contents())
+		})
+	}
+}
+
 // TestSaveClearsAFailedBgsaveStatus: once the disk is fixed, a SAVE that
 // succeeds sets rdb_last_bgsave_status back to ok, as in Redis (rdbSave);
 // one that fails leaves it as it was.
