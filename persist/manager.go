@@ -302,7 +302,7 @@ func (m *Manager) loadAOF() error {
 	for i := len(m.man.incrs) - 1; i > 0; i-- {
 		has, err := holdsRecords(filepath.Join(m.aofDir, m.man.incrs[i].name))
 		if err != nil {
-			return err
+			return m.missing(m.man.incrs[i].name, err)
 		}
 		if has {
 			end = i

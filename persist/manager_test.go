@@ -697,6 +697,27 @@ func TestMissingLogFileIsNamed(t *testing.T) {
 	}
 }
 
+// The same for an incremental file after the first, as a rewrite names
+// the next one before the log switches to it: the start looks at the
+// later files first (to find where the log ends), and refused with a bare
+// "no such file or directory".
+func TestMissingLaterLogFileIsNamed(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	f.exec(t, "APPEND", "k", "v")
+	manPath := f.m.manifestPath()
+	require.NoError(t, f.m.Close())
+	man, _, err := readManifest(manPath)
+	require.NoError(t, err)
+	man.incrs = append(man.incrs, manifestFile{"appendonly.aof.9.incr.aof", 9}) // not created
+	require.NoError(t, writeManifest(manPath, &man))
+
+	err = newFakeServer(f.clock).open(t, cfg)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorContains(t, err, "appendonly.aof.manifest names appendonly.aof.9.incr.aof, which does not exist: restore it")
+}
+
 // A manifest that names no incremental file (empty, or cut after its base's
 // line) is damaged: ratekv always names one. The start refuses, naming the
 // manifest and what to do, and deletes nothing: it first removed every
