@@ -268,8 +268,10 @@ func (m *Manager) manifestPath() string {
 	return filepath.Join(m.aofDir, m.aofName+".manifest")
 }
 
-// removeStale deletes leftovers of interrupted rewrites: temporary files
-// and log files the manifest does not name.
+// removeStale deletes leftovers of interrupted or failed rewrites:
+// temporary files and log files the manifest does not name. It runs at
+// start-up and after each rewrite, which is the only writer of these files
+// (see finishRewrite).
 func (m *Manager) removeStale() {
 	ents, err := os.ReadDir(m.aofDir)
 	if err != nil {
@@ -280,7 +282,7 @@ func (m *Manager) removeStale() {
 	for _, e := range ents {
 		name := e.Name()
 		if (pat.MatchString(name) && !slices.Contains(keep, name)) || name == m.aofName+".manifest.tmp" {
-			if err := os.Remove(filepath.Join(m.aofDir, name)); err == nil {
+			if err := removeFile(filepath.Join(m.aofDir, name)); err == nil {
 				m.logger.Info("removed a leftover of an interrupted rewrite", "file", name)
 			}
 		}
@@ -1075,7 +1077,8 @@ func (m *Manager) finishRewrite(w *snapshotWriter, old manifest, baseName, incrN
 		if manifestRenamed(err) {
 			// The manifest names the new base now, but a crash may bring
 			// back the one naming the old files: keep them all (the next
-			// start removes those its manifest does not name).
+			// start, or the next rewrite, removes those its manifest does
+			// not name).
 			m.mu.Lock()
 			m.man = final
 			m.mu.Unlock()
@@ -1094,6 +1097,9 @@ func (m *Manager) finishRewrite(w *snapshotWriter, old manifest, baseName, incrN
 			}
 		}
 	}
+	// And what failed rewrites kept because a crash could have brought
+	// back a manifest naming it: that manifest is gone for good now.
+	m.removeStale()
 	m.mu.Lock()
 	m.rewriteBaseSize = size + m.logSize()
 	m.mu.Unlock()

@@ -1021,6 +1021,38 @@ func TestManifestDirSyncFailureKeepsEveryFile(t *testing.T) {
 	}
 }
 
+// The files such a failed rewrite kept are deleted by the next rewrite that
+// succeeds, once its manifest is durable: they were left until the next
+// start, and a server that stays up kept an old base and log (as large as
+// the data) for as long as it ran, one more set per such failure.
+func TestRewriteRemovesWhatAFailedOneKept(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	t.Cleanup(func() { f.m.Close() })
+	f.exec(t, "APPEND", "a", "1")
+	orig := manifestDirSync
+	calls := 0 // the final manifest's directory fsync fails, after the next file's succeeded
+	manifestDirSync = func(dir string) error {
+		if calls++; calls == 2 {
+			return syscall.EIO
+		}
+		return orig(dir)
+	}
+	err := f.m.rewrite(f.m.ctx)
+	manifestDirSync = orig
+	require.ErrorIs(t, err, syscall.EIO)
+	f.exec(t, "APPEND", "a", "2")
+	require.NoError(t, f.m.rewrite(f.m.ctx))
+	ents, err := os.ReadDir(filepath.Dir(f.m.manifestPath()))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, append(f.m.man.files(), "appendonly.aof.manifest"), names)
+}
+
 // A save rule's seconds past what a Duration holds never come due (they
 // wrapped negative and were due on every tick); 0 seconds is no rule.
 func TestSaveRulesHugeSeconds(t *testing.T) {
