@@ -10,7 +10,10 @@ package persist
 // At most one base (type b, a snapshot file) and any number of incremental
 // logs (type i, RESP records) in replay order. It is replaced atomically
 // (write, fsync, rename, fsync the directory), so it always names a
-// complete, durable set of files.
+// complete, durable set of files. A name with a space, a double quote or a
+// character that is not printable (appendfilename allows them, as Redis's
+// does) is written double-quoted with Go's escapes, as Redis quotes it,
+// so that every line still splits into its words.
 
 import (
 	"bytes"
@@ -20,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 type manifestFile struct {
@@ -59,12 +63,50 @@ func (m *manifest) files() []string {
 func (m *manifest) encode() []byte {
 	var b bytes.Buffer
 	if m.base != nil {
-		fmt.Fprintf(&b, "file %s seq %d type b\n", m.base.name, m.base.seq)
+		fmt.Fprintf(&b, "file %s seq %d type b\n", quoteName(m.base.name), m.base.seq)
 	}
 	for _, f := range m.incrs {
-		fmt.Fprintf(&b, "file %s seq %d type i\n", f.name, f.seq)
+		fmt.Fprintf(&b, "file %s seq %d type i\n", quoteName(f.name), f.seq)
 	}
 	return b.Bytes()
+}
+
+// quoteName returns a file name as the manifest writes it (see the file
+// comment).
+func quoteName(name string) string {
+	for _, r := range name {
+		if r == '"' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
+}
+
+// splitLine splits a manifest line into its words: runs of characters
+// between spaces, or double-quoted strings (quoteName). A word that starts
+// with a double quote but is not a valid quoted string is taken as it is.
+func splitLine(line string) []string {
+	var words []string
+	for {
+		line = strings.TrimLeftFunc(line, unicode.IsSpace)
+		if line == "" {
+			return words
+		}
+		if line[0] == '"' {
+			if q, err := strconv.QuotedPrefix(line); err == nil {
+				w, _ := strconv.Unquote(q)
+				words = append(words, w)
+				line = line[len(q):]
+				continue
+			}
+		}
+		end := strings.IndexFunc(line, unicode.IsSpace)
+		if end < 0 {
+			end = len(line)
+		}
+		words = append(words, line[:end])
+		line = line[end:]
+	}
 }
 
 // parseManifest parses a manifest. Names must be plain file names.
@@ -75,7 +117,7 @@ func parseManifest(data []byte) (manifest, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		f := strings.Fields(line)
+		f := splitLine(line)
 		if len(f)%2 != 0 {
 			return m, fmt.Errorf("line %d: odd number of words", i+1)
 		}
