@@ -32,7 +32,8 @@
 // (a later record may extend or remove a deadline; see resp.Replay), and
 // the keys whose deadline passed while the server was down are deleted
 // once everything is loaded, so they stay gone. A transaction's records
-// are appended in one piece between a MULTI and an EXEC record, as in
+// (and those of a command that writes several keys, such as RENAME) are
+// appended in one piece between a MULTI and an EXEC record, as in
 // Redis's AOF; the loader replays them once it has read the EXEC
 // (txReader), so a file torn inside a transaction is truncated at its
 // MULTI and loses the whole of it.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -330,6 +331,64 @@ func TestTornTransactionEdges(t *testing.T) {
 			c, _ = serve(t, dir)
 			require.Equal(t, "3", c.Get(ctx, "later").Val())
 			require.Equal(t, int64(n+2), c.DBSize(ctx).Val())
+		})
+	}
+}
+
+// TestMultiKeyWriteIsOneUnitInTheLog: a write command whose effects take
+// several records (RENAME: DEL the source, the image of the destination;
+// MSET, DEL, CL.THROTTLEALL: one per key) goes to the log as one unit, as
+// a transaction does, so that a log cut anywhere inside it (the writer
+// took the first record before the command appended the next one, and a
+// kill came between its writes; or a power loss tore the tail) loads the
+// state before the command or the one after it. The records were appended
+// one at a time: cut after RENAME's DEL, the restart had neither a nor b,
+// the value a held (acknowledged long before) gone.
+func TestMultiKeyWriteIsOneUnitInTheLog(t *testing.T) {
+	ctx := context.Background()
+	for _, cmd := range [][]any{
+		{"RENAME", "a", "b"},
+		{"MSET", "a", "x", "c", "y"},
+		{"DEL", "a", "c"},
+		{"CL.THROTTLEALL", "2", "a:rl", "5", "1", "60", "c:rl", "5", "1", "60"},
+	} {
+		t.Run(fmt.Sprint(cmd[0]), func(t *testing.T) {
+			dir := t.TempDir()
+			keys := []string{"a", "b", "c", "a:rl", "c:rl"}
+			c, stop := serve(t, dir, "appendfsync", "always")
+			require.NoError(t, c.Set(ctx, "a", "v", 0).Err())
+			require.NoError(t, c.Set(ctx, "c", "w", 0).Err())
+			require.NoError(t, c.Do(ctx, "CL.THROTTLE", "c:rl", "5", "1", "60").Err())
+			before := c.MGet(ctx, keys...).Val()
+			require.NoError(t, c.Do(ctx, cmd...).Err())
+			after := c.MGet(ctx, keys...).Val()
+			require.NotEqual(t, before, after)
+			stop()
+			file, data := incrFile(t, dir)
+			c, stop = serve(t, dir)
+			require.Equal(t, after, c.MGet(ctx, keys...).Val())
+			stop()
+			// Where the command's records start: the log of the same
+			// steps without it.
+			dir0 := t.TempDir()
+			c, stop = serve(t, dir0, "appendfsync", "always")
+			require.NoError(t, c.Set(ctx, "a", "v", 0).Err())
+			require.NoError(t, c.Set(ctx, "c", "w", 0).Err())
+			require.NoError(t, c.Do(ctx, "CL.THROTTLE", "c:rl", "5", "1", "60").Err())
+			stop()
+			_, data0 := incrFile(t, dir0)
+			start := len(data0)
+			require.Less(t, start, len(data))
+			for cut := start; cut < len(data); cut++ {
+				require.NoError(t, os.WriteFile(file, data[:cut], 0o644))
+				c, stop = serve(t, dir)
+				got := c.MGet(ctx, keys...).Val()
+				stop()
+				if !reflect.DeepEqual(got, before) {
+					t.Fatalf("log cut at %d of %d (the command's records start at %d): loaded %q, want the state before the command, %q (or after it, %q, with the whole log)",
+						cut, len(data), start, got, before, after)
+				}
+			}
 		})
 	}
 }

@@ -83,6 +83,7 @@ type Conn struct {
 	recBuf     []byte
 	valBuf     []byte
 	replaying  bool // replaying the log at start-up: journal nothing
+	grouping   bool // collecting a multi-key command's records into one append (journalEffects)
 	// req is the request being run as it arrived (a slice of buf), when it
 	// arrived as a RESP array; nil otherwise. See rawRecord.
 	req []byte

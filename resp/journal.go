@@ -229,9 +229,10 @@ func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
 // writer never writes part of a transaction in one write and the rest in
 // a later one (a crash in between left half of it in the file, replayed
 // as a state that never was, while under everysec the client had its
-// reply).
+// reply). The records of one multi-key command are collected the same way
+// (grouping; see journalEffects).
 func (c *Conn) appendRecord(j Journal, rec []byte) {
-	if c.inExec {
+	if c.inExec || c.grouping {
 		if c.tx.nrecs == 0 {
 			c.tx.recs = append(c.tx.recs[:0], recMulti...)
 		}
@@ -251,8 +252,9 @@ const (
 	recExec  = "*1\r\n$4\r\nEXEC\r\n"
 )
 
-// endTxRecords appends the records of the transaction EXEC ran, with its
-// shards still held: one record alone, several between MULTI and EXEC.
+// endTxRecords appends the records of the transaction EXEC ran, or of a
+// multi-key command, with its shards still held: one record alone, several
+// between MULTI and EXEC.
 func (c *Conn) endTxRecords() {
 	switch n := c.tx.nrecs; {
 	case n == 1:
@@ -262,6 +264,9 @@ func (c *Conn) endTxRecords() {
 		c.journalSeq = c.srv.journal.Append(c.tx.recs)
 	}
 	c.tx.recs, c.tx.nrecs = c.tx.recs[:0], 0
+	if cap(c.tx.recs) > shrinkAt { // a huge MSET's: don't keep the memory
+		c.tx.recs = nil
+	}
 }
 
 // journalEffects logs what cmd changed; see the file comment.
@@ -291,6 +296,13 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 	st := c.srv.store
 	idx := cmd.keyIndexes(args, c.keyBuf[:0])
 	c.keyBuf = idx
+	// One record per key (RENAME's DEL and image, MSET's, DEL's,
+	// CL.THROTTLEALL's), appended as one unit, as a transaction's:
+	// appended one by one, the writer could take the first before the next
+	// was there, and a crash between its writes (or a torn tail cut
+	// between them) left the command half done at the next start: RENAME's
+	// source deleted, its destination never written.
+	c.grouping = len(idx) > 1 && !c.inExec
 	var num [20]byte
 	for _, i := range idx {
 		key := args[i]
@@ -313,6 +325,10 @@ func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
 			c.valBuf = st.AppendDump(c.valBuf[:0], e)
 			c.journalAppend(bRESTORE, key, appendInt(num[:0], e.ExpireAt()), c.valBuf, bREPLACE, bABSTTL)
 		}
+	}
+	if c.grouping {
+		c.grouping = false
+		c.endTxRecords()
 	}
 }
 
