@@ -77,9 +77,15 @@ type Conn struct {
 	busy    atomic.Bool      // a goroutine connection is running a batch (Pause waits)
 	poked   atomic.Bool      // the event loop is to run what c has buffered
 
-	// Journal state: the sequence number of this batch's last record, and
-	// reusable buffers for building records.
+	// Journal state: the sequence number of this batch's last record and
+	// the journal it belongs to, a failure to settle records of a journal
+	// detached during the batch (see appendTo), the journal the running
+	// write command loaded (nil: it logs nothing; see call), and reusable
+	// buffers for building records.
 	journalSeq uint64
+	jref       *journalRef
+	jerr       error
+	jcur       *journalRef
 	recBuf     []byte
 	valBuf     []byte
 	replaying  bool // replaying the log at start-up: journal nothing
@@ -121,6 +127,7 @@ type Conn struct {
 	pending bool        // runBuffered stopped with requests left in buf (also serve's)
 	parked  bool        // its replies wait for the disk to recover (see eventLoop.park); its socket is not watched
 	parkSeq uint64      // with parked: the journal sequence number its replies wait for
+	parkRef *journalRef // with parked: the journal of parkSeq
 	killReq atomic.Bool // CLIENT KILL or the server asked the loop to close it (goroutine mode: CLIENT KILL, see serve)
 
 	lastCmd  atomic.Pointer[Command]
@@ -462,11 +469,16 @@ func (c *Conn) write(b []byte) (int, error) {
 // the outcome of its writes as unknown, never as a success that a crash
 // could undo.
 func (c *Conn) syncJournal() error {
-	if c.journalSeq == 0 {
+	if c.journalSeq == 0 && c.jerr == nil {
 		return nil
 	}
-	err := c.srv.journal.Sync(c.journalSeq)
-	c.journalSeq = 0
+	err := c.jerr
+	if c.journalSeq != 0 {
+		if serr := c.jref.j.Sync(c.journalSeq); err == nil {
+			err = serr
+		}
+	}
+	c.journalSeq, c.jref, c.jerr = 0, nil, nil // nil: a closed log is not kept alive
 	if err != nil {
 		c.dropReplies(err)
 		c.closeAfter = true
@@ -632,7 +644,6 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 		c.statCmd, c.statNs = cmd, 0
 	}
 	c.cmdFailed = false
-	journal := c.srv.journal != nil && cmd.Flags&FlagWrite != 0 && !c.replaying
 	if cmd.Flags&(FlagWrite|FlagDiskSignal) != 0 && !c.replaying && !c.inExec { // EXEC checks once for all its commands
 		if msg := c.diskError(); msg != "" {
 			c.WriteError(msg)
@@ -641,6 +652,13 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 		}
 	}
 	c.lock(cmd, args)
+	// The journal is loaded with the shards locked, and kept to the end
+	// of the command: see journal.go on switching appendonly.
+	c.jcur = nil
+	if cmd.Flags&FlagWrite != 0 && !c.replaying {
+		c.jcur = c.srv.jr.Load()
+	}
+	journal := c.jcur != nil
 	var before uint64
 	if journal {
 		before = c.changeCount()
@@ -671,8 +689,8 @@ func (c *Conn) diskError() string {
 	if p := c.srv.persist; p != nil && p.BgsaveErr() != nil {
 		return errBgsaveDisk
 	}
-	if j := c.srv.journal; j != nil {
-		if err := j.Err(); err != nil {
+	if j := c.srv.jr.Load(); j != nil {
+		if err := j.j.Err(); err != nil {
 			return sprintf(errReadOnlyDisk, err.Error())
 		}
 	}
@@ -682,7 +700,7 @@ func (c *Conn) diskError() string {
 // noteWritten tells the journal that e is now the live entry of the
 // command's only key (see Conn.written).
 func (c *Conn) noteWritten(e *shards.Entry) {
-	if c.srv.journal != nil {
+	if c.jcur != nil {
 		c.written = e
 	}
 }

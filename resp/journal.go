@@ -39,6 +39,16 @@ import (
 // through the same command table as live traffic. Durability is settled
 // per pipeline batch: before any reply of the batch leaves, the
 // connection waits for the journal per the appendfsync policy.
+//
+// The journal can be attached and detached while serving (CONFIG SET
+// appendonly; persist/aof_switch.go). A write command loads it once, with
+// its shards locked (Conn.call), and uses what it loaded to the end: so a
+// snapshot that locks a shard after the journal was attached sees every
+// earlier write to that shard, and every later one is in the journal; and
+// once the journal is detached, locking every shard once (drainJournal)
+// waits out the commands still appending to it. The load is one atomic
+// load per write command, no lock. A connection remembers which journal
+// its batch's sequence number belongs to (Conn.jref) and settles that one.
 
 // Journal receives effect records. Package persist implements it.
 type Journal interface {
@@ -74,11 +84,36 @@ const (
 	PersistCustom
 )
 
-// SetJournal attaches the journal that write commands log to. Call before
-// Serve; nil detaches.
+// journalRef is an attached journal. A new one is made for every
+// attachment, so that two attachments of the same journal still differ.
+type journalRef struct {
+	j      Journal
+	outage outageJournal // j, when it can report an outage instead of waiting; nil otherwise
+}
+
+// SetJournal attaches the journal that write commands log to; nil
+// detaches. Called while serving, it applies to every write command that
+// locks its shards afterwards (see the file comment).
 func (s *Server) SetJournal(j Journal) {
-	s.journal = j
-	s.outage, _ = j.(outageJournal) // once, not per event-loop turn
+	if j == nil {
+		s.jr.Store(nil)
+		return
+	}
+	r := &journalRef{j: j}
+	r.outage, _ = j.(outageJournal) // once, not per event-loop turn
+	s.jr.Store(r)
+}
+
+// drainJournal returns once no write command that loaded the journal
+// before it was detached is still appending to it: records are appended
+// with the command's shards locked, so locking each shard once waits them
+// out. The caller must hold no shard.
+func (s *Server) drainJournal() {
+	st := s.store
+	for i := 0; i < st.NumShards(); i++ {
+		st.Lock(i)
+		st.Unlock(i)
+	}
 }
 
 // changeCount sums the change counters of the shards this command holds.
@@ -116,7 +151,7 @@ func (c *Conn) journalArgs(args [][]byte) {
 // journalRaw appends the request being run as the record of args, and
 // reports whether it could (see rawRecord).
 func (c *Conn) journalRaw(args [][]byte) bool {
-	j := c.srv.journal
+	j := c.jcur
 	if j == nil || c.replaying {
 		return false
 	}
@@ -179,7 +214,7 @@ func decimalLen(n int) int {
 // journalAppend appends one record made of args. Handlers with
 // PersistCustom call it; requires the command's shards held.
 func (c *Conn) journalAppend(args ...[]byte) {
-	j := c.srv.journal
+	j := c.jcur
 	if j == nil || c.replaying {
 		return
 	}
@@ -197,7 +232,7 @@ func (c *Conn) journalAppend(args ...[]byte) {
 // limiter, so it is built piece by piece rather than from an argument
 // list.
 func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
-	j := c.srv.journal
+	j := c.jcur
 	if j == nil || c.replaying {
 		return
 	}
@@ -231,7 +266,7 @@ func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
 // as a state that never was, while under everysec the client had its
 // reply). The records of one multi-key command are collected the same way
 // (grouping; see journalEffects).
-func (c *Conn) appendRecord(j Journal, rec []byte) {
+func (c *Conn) appendRecord(j *journalRef, rec []byte) {
 	if c.inExec || c.grouping {
 		if c.tx.nrecs == 0 {
 			c.tx.recs = append(c.tx.recs[:0], recMulti...)
@@ -240,7 +275,23 @@ func (c *Conn) appendRecord(j Journal, rec []byte) {
 		c.tx.nrecs++
 		return
 	}
-	c.journalSeq = j.Append(rec)
+	c.appendTo(j, rec)
+}
+
+// appendTo appends rec to j's journal and notes its sequence number for
+// the batch's settlement. When the batch's earlier records went to another
+// journal (appendonly was switched off, and on again, meanwhile), those
+// are settled first: that journal is closed by then (switches close the
+// old log before the next one is attached), so Sync returns at once, and
+// a failure is kept for the batch's settlement (jerr).
+func (c *Conn) appendTo(j *journalRef, rec []byte) {
+	if c.journalSeq != 0 && c.jref != j {
+		if err := c.jref.j.Sync(c.journalSeq); err != nil && c.jerr == nil {
+			c.jerr = err
+		}
+	}
+	c.jref = j
+	c.journalSeq = j.j.Append(rec)
 }
 
 // The records that enclose a transaction's records in the log, as in
@@ -254,14 +305,22 @@ const (
 
 // endTxRecords appends the records of the transaction EXEC ran, or of a
 // multi-key command, with its shards still held: one record alone, several
-// between MULTI and EXEC.
+// between MULTI and EXEC. They go to the journal attached when the
+// transaction ends, or nowhere when none is, as Redis propagates a
+// transaction once it has run (a switch of appendonly in the middle: see
+// the file comment and persist/aof_switch.go).
 func (c *Conn) endTxRecords() {
-	switch n := c.tx.nrecs; {
+	n := c.tx.nrecs
+	if n == 0 {
+		return
+	}
+	switch j := c.srv.jr.Load(); {
+	case j == nil:
 	case n == 1:
-		c.journalSeq = c.srv.journal.Append(c.tx.recs[len(recMulti):])
-	case n > 1:
+		c.appendTo(j, c.tx.recs[len(recMulti):])
+	default:
 		c.tx.recs = append(c.tx.recs, recExec...)
-		c.journalSeq = c.srv.journal.Append(c.tx.recs)
+		c.appendTo(j, c.tx.recs)
 	}
 	c.tx.recs, c.tx.nrecs = c.tx.recs[:0], 0
 	if cap(c.tx.recs) > shrinkAt { // a huge MSET's: don't keep the memory

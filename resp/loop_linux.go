@@ -590,8 +590,14 @@ func (l *eventLoop) drop(c *Conn) {
 
 // runTurn runs the requests of every connection of the turn, settles the
 // journal for all of them, and writes their replies.
+//
+// In the turn of a switch of appendonly, connections may hold records of
+// two journals: the turn settles the attached one (or the first it met)
+// once, and each connection of another on its own; that one is closed by
+// then, so its Sync returns at once (see Conn.appendTo).
 func (l *eventLoop) runTurn() {
 	var seq uint64
+	var ref *journalRef
 	for _, c := range l.turn {
 		if c.fd < 0 || c.killReq.Load() || c.closeAfter || c.waitOut || c.parked {
 			continue
@@ -599,25 +605,36 @@ func (l *eventLoop) runTurn() {
 		if !c.runBuffered() {
 			c.closeAfter = true
 		}
-		seq = max(seq, c.journalSeq)
+		if c.journalSeq != 0 && c.jref != ref && (ref == nil || c.jref == l.srv.jr.Load()) {
+			ref, seq = c.jref, 0
+		}
+		if c.jref == ref {
+			seq = max(seq, c.journalSeq)
+		}
 	}
 	l.running.Store(false) // see enterTurn
 	var failed error
 	outage := false
 	if seq != 0 {
-		if j := l.srv.outage; j != nil {
+		if j := ref.outage; j != nil {
 			failed = j.SyncOrFailing(seq)
 			outage = errors.Is(failed, persist.ErrFailing)
 		} else {
-			failed = l.srv.journal.Sync(seq)
+			failed = ref.j.Sync(seq)
 		}
 	}
 	var parked []*Conn
 	for i, c := range l.turn {
 		l.turn[i] = nil
 		c.inTurn = false
-		held := c.journalSeq != 0
-		c.journalSeq = 0
+		held := c.journalSeq != 0 && c.jref == ref
+		own := c.jerr // see Conn.appendTo
+		if c.journalSeq != 0 && c.jref != ref {
+			if err := c.jref.j.Sync(c.journalSeq); own == nil {
+				own = err
+			}
+		}
+		c.journalSeq, c.jref, c.jerr = 0, nil, nil // nil: a closed log is not kept alive
 		if c.fd < 0 {
 			continue
 		}
@@ -627,14 +644,17 @@ func (l *eventLoop) runTurn() {
 			}
 			continue
 		}
-		if outage && held {
+		if outage && held && own == nil {
 			parked = append(parked, c)
 			continue
 		}
-		if failed != nil && held {
+		if failed != nil && held && own == nil {
+			own = failed
+		}
+		if own != nil {
 			// As syncJournal: no reply to writes that are not as
 			// durable as appendfsync demands.
-			c.dropReplies(failed)
+			c.dropReplies(own)
 			l.drop(c)
 			continue
 		}
@@ -654,7 +674,7 @@ func (l *eventLoop) runTurn() {
 	}
 	l.turn = l.turn[:0]
 	if len(parked) > 0 {
-		l.park(parked, seq)
+		l.park(parked, ref, seq)
 	}
 }
 
@@ -670,13 +690,13 @@ type unpark struct {
 // serving its other clients (reads are answered, writes refused with
 // MISCONF). woke finishes them once the wait ends: it writes their replies,
 // or closes them without when the records cannot be made durable.
-func (l *eventLoop) park(conns []*Conn, seq uint64) {
+func (l *eventLoop) park(conns []*Conn, j *journalRef, seq uint64) {
 	for _, c := range conns {
-		c.parked, c.parkSeq = true, seq
+		c.parked, c.parkSeq, c.parkRef = true, seq, j
 		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
 	}
 	go func() {
-		err := l.srv.journal.Sync(seq)
+		err := j.j.Sync(seq)
 		l.mu.Lock()
 		l.unparks = append(l.unparks, unpark{conns, err})
 		l.mu.Unlock()
@@ -725,13 +745,9 @@ func (l *eventLoop) unparkAll(done []unpark) {
 // sees the wait end. The others are closed without replies, as any
 // connection whose writes the journal could not make durable.
 func (l *eventLoop) finishParked() {
-	j := l.srv.outage
-	if j == nil {
-		return
-	}
 	var done []*Conn
 	for _, c := range l.conns {
-		if c.parked && j.SyncOrFailing(c.parkSeq) == nil {
+		if c.parked && c.parkRef.outage != nil && c.parkRef.outage.SyncOrFailing(c.parkSeq) == nil {
 			done = append(done, c)
 		}
 	}

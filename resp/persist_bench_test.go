@@ -41,7 +41,7 @@ func BenchmarkJournal(b *testing.B) {
 					c.dispatch(reqs[i&1023])
 					if i%32 == 31 {
 						if c.journalSeq != 0 {
-							srv.journal.Sync(c.journalSeq)
+							c.jref.j.Sync(c.journalSeq)
 							c.journalSeq = 0
 						}
 						c.out = c.out[:0]
@@ -90,7 +90,7 @@ func BenchmarkJournalPipeline(b *testing.B) {
 					c.r, c.w = 0, copy(c.buf, p)
 					c.runBuffered()
 					if c.journalSeq != 0 {
-						srv.journal.Sync(c.journalSeq)
+						c.jref.j.Sync(c.journalSeq)
 						c.journalSeq = 0
 					}
 					c.out = c.out[:0]

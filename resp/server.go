@@ -26,9 +26,8 @@ type Server struct {
 	log   *slog.Logger
 	start time.Time
 
-	journal Journal          // nil: no append-only log
-	outage  outageJournal    // journal, when it can report an outage instead of waiting (see SetJournal)
-	persist *persist.Manager // nil: no persistence (SAVE etc. refuse); see cmd_persist.go
+	jr      atomic.Pointer[journalRef] // nil: no append-only log; see SetJournal
+	persist *persist.Manager           // nil: no persistence (SAVE etc. refuse); see cmd_persist.go
 
 	// Hot-path copies of mutable config, refreshed by applyConfig.
 	maxBulk     atomic.Int64
