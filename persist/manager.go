@@ -116,7 +116,10 @@ type Manager struct {
 	dumpPath string
 	aofDir   string
 	aofName  string
-	log      *Log // nil with appendonly no
+
+	// switchMu serializes the switches of appendonly (SetAppendOnly),
+	// from the first step to the last (closing a log included).
+	switchMu sync.Mutex
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -128,6 +131,10 @@ type Manager struct {
 	bgsaveFailed atomic.Bool
 
 	mu              sync.Mutex // guards everything below; rewrites (one at a time) change man
+	log             *Log       // nil with appendonly no
+	first           bool       // log appends to the temporary file until the first rewrite (see aof_switch.go)
+	rewriteCancel   context.CancelFunc
+	usedSeq         int64 // the highest file number a rewrite has used
 	man             manifest
 	closed          bool
 	saving          bool // SAVE running
@@ -181,6 +188,7 @@ func Open(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	os.Remove(m.dumpPath + ".tmp")
+	os.Remove(m.tempIncrPath()) // a switch to appendonly yes that a crash interrupted
 	start := time.Now()
 	var err error
 	if cfg.Get("appendonly") == "yes" {
@@ -222,7 +230,7 @@ func (m *Manager) openAOF() error {
 				manPath, m.aofDir, m.aofDir)
 		}
 		m.man = man
-		m.removeStale()
+		m.removeStale(true)
 		if err := m.loadAOF(); err != nil {
 			return err
 		}
@@ -232,11 +240,11 @@ func (m *Manager) openAOF() error {
 				return err
 			}
 		}
-		m.removeStale()
+		m.removeStale(true)
 		m.purgeExpired()
 		// Create the log: a base holding what was loaded, and an empty
 		// incremental file.
-		if err := m.rewrite(m.ctx); err != nil {
+		if err := m.rewrite(m.ctx, nil, false); err != nil {
 			return fmt.Errorf("creating the append-only file: %w", err)
 		}
 	}
@@ -271,8 +279,10 @@ func (m *Manager) manifestPath() string {
 // removeStale deletes leftovers of interrupted or failed rewrites:
 // temporary files and log files the manifest does not name. It runs at
 // start-up and after each rewrite, which is the only writer of these files
-// (see finishRewrite).
-func (m *Manager) removeStale() {
+// (see finishRewrite). tempToo says the temporary file of a switch to
+// appendonly yes (aof_switch.go) is one, which it is unless a log appends
+// to it.
+func (m *Manager) removeStale(tempToo bool) {
 	ents, err := os.ReadDir(m.aofDir)
 	if err != nil {
 		return
@@ -281,7 +291,8 @@ func (m *Manager) removeStale() {
 	keep := m.man.files()
 	for _, e := range ents {
 		name := e.Name()
-		if (pat.MatchString(name) && !slices.Contains(keep, name)) || name == m.aofName+".manifest.tmp" {
+		if (pat.MatchString(name) && !slices.Contains(keep, name)) || name == m.aofName+".manifest.tmp" ||
+			name == filepath.Base(m.tempIncrPath()) && tempToo {
 			if err := removeFile(filepath.Join(m.aofDir, name)); err == nil {
 				m.logger.Info("removed a leftover of an interrupted rewrite", "file", name)
 			}
@@ -525,10 +536,16 @@ func truncateFile(path string, off int64, aside string) error {
 
 // Journal returns the append-only log to attach to the server, or nil
 // with appendonly no.
-func (m *Manager) Journal() *Log { return m.log }
+func (m *Manager) Journal() *Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.log
+}
 
 // SetFsync changes the appendfsync policy (CONFIG SET appendfsync).
 func (m *Manager) SetFsync(value string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if p, ok := ParsePolicy(value); ok && m.log != nil {
 		m.log.SetPolicy(p)
 	}
@@ -577,6 +594,13 @@ func (m *Manager) cron(now time.Time) {
 		}
 	}
 	if m.log == nil || m.saving || now.Sub(m.rewriteFailedAt) < rewriteRetry {
+		return
+	}
+	if m.first {
+		// appendonly was switched on and the first rewrite failed (or
+		// has not run): try again, as Redis reschedules it.
+		m.logger.Info("writing the initial append-only file (appendonly was switched on)")
+		m.startRewriteLocked()
 		return
 	}
 	if m.log.Lost() {
@@ -716,23 +740,35 @@ func (m *Manager) startBgsaveLocked() {
 	}()
 }
 
-// startRewriteLocked starts a BGREWRITEAOF. Requires m.mu held.
+// startRewriteLocked starts a BGREWRITEAOF of the current log, which
+// must not be nil. Requires m.mu held.
 func (m *Manager) startRewriteLocked() {
 	m.rewriting, m.rewriteSched = true, false
 	m.rewriteStart = time.Now()
+	// The job keeps the log it started with: switching appendonly off
+	// meanwhile cancels it (SetAppendOnly) and closes that log.
+	l, first := m.log, m.first
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.rewriteCancel = cancel
 	m.jobs.Add(1)
 	go func() {
 		defer m.jobs.Done()
-		err := m.rewrite(m.ctx)
+		defer cancel()
+		err := m.rewrite(ctx, l, first)
 		m.mu.Lock()
 		m.rewriting = false
+		m.rewriteCancel = nil
 		took := time.Since(m.rewriteStart)
 		m.lastRewriteDur = took
 		m.lastRewriteOK = err == nil
-		if err != nil {
+		switch {
+		case err != nil && m.log != l:
+			// Cancelled by a switch of appendonly: not a failure.
+			m.lastRewriteOK = true
+		case err != nil:
 			m.rewriteFailedAt = time.Now()
 			m.rewriteFails++
-		} else {
+		default:
 			m.rewrites++
 			m.rewriteFails = 0
 		}
@@ -788,13 +824,19 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string, background boo
 	if err != nil {
 		return 0, err
 	}
+	// The log as the save starts: appendonly may be switched meanwhile
+	// (a log switched off ends the capture's records there, and the
+	// shards captured later are each consistent in themselves).
+	m.mu.Lock()
+	l := m.log
+	m.mu.Unlock()
 	var c *Capture
-	if m.log != nil {
-		c = m.log.BeginCapture(captureLimit)
+	if l != nil {
+		c = l.BeginCapture(captureLimit)
 	}
-	cuts, err := m.capture(ctx, w, background)
+	cuts, err := m.capture(ctx, w, background, l)
 	if c != nil {
-		if _, cerr := m.log.EndCapture(c); err == nil {
+		if _, cerr := l.EndCapture(c); err == nil {
 			err = cerr
 		}
 		if err == nil {
@@ -809,9 +851,9 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string, background boo
 }
 
 // capture writes the keys of every shard to w, one shard at a time under
-// its lock, and returns the journal's last sequence number at the capture
-// of each shard. background says it runs beside the connections (not
-// SAVE's, on a connection's own goroutine or event loop).
+// its lock, and returns the last sequence number of l (nil: none) at the
+// capture of each shard. background says it runs beside the connections
+// (not SAVE's, on a connection's own goroutine or event loop).
 //
 // Keys whose deadline has passed are written too, as Redis writes them to
 // an RDB file; loading deletes them (purgeExpired). Left out by the
@@ -821,7 +863,7 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string, background boo
 // move it back, so its reading may be older than the capture's. Replayed
 // without the key, a ZADD recreated it without its deadline and an EXPIRE
 // found nothing, and the key was lost.
-func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background bool) ([]uint64, error) {
+func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background bool, l *Log) ([]uint64, error) {
 	st := m.store
 	cuts := make([]uint64, st.NumShards())
 	var buf []byte
@@ -832,8 +874,8 @@ func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background boo
 		var n int
 		st.Lock(i)
 		buf, n = st.AppendShard(buf[:0], i, 0) // live at 0: every key
-		if m.log != nil {
-			cuts[i] = m.log.LastSeq()
+		if l != nil {
+			cuts[i] = l.LastSeq()
 		}
 		st.Unlock(i)
 		if n > 0 {
@@ -918,13 +960,16 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64) error 
 	return w.block(blockRecords, keep, n)
 }
 
-// rewrite writes a new base of the append-only log and switches the log to
-// a new incremental file; see the file comment. At start-up (no log yet)
-// it creates the first base and incremental file.
-func (m *Manager) rewrite(ctx context.Context) error {
+// rewrite writes a new base of the append-only log l and switches l to a
+// new incremental file; see the file comment. At start-up (l nil) it
+// creates the first base and incremental file. first says appendonly was
+// switched on and l appends to the temporary file (aof_switch.go): the
+// new base and file are then named alone, replacing whatever manifest an
+// earlier time with appendonly yes left.
+func (m *Manager) rewrite(ctx context.Context, l *Log, first bool) error {
 	var err error
 	for try := 0; try < attempts; try++ {
-		if err = m.rewriteOnce(ctx); !errors.Is(err, errMixed) {
+		if err = m.rewriteOnce(ctx, l, first); !errors.Is(err, errMixed) {
 			return err
 		}
 		m.logger.Info("a multi-shard write ran during the rewrite's capture; retrying")
@@ -932,23 +977,39 @@ func (m *Manager) rewrite(ctx context.Context) error {
 	return err
 }
 
-func (m *Manager) rewriteOnce(ctx context.Context) error {
+func (m *Manager) rewriteOnce(ctx context.Context, l *Log, first bool) error {
+	if first {
+		// Started with appendonly no, the manager has not read the
+		// manifest an earlier run may have left: its files are deleted
+		// once the new one replaces it.
+		if man, ok, err := readManifest(m.manifestPath()); err != nil {
+			m.logger.Warn("cannot read the manifest an earlier append-only file left; it is replaced", "err", err)
+		} else if ok {
+			m.mu.Lock()
+			m.man = man
+			m.mu.Unlock()
+		}
+	}
 	m.mu.Lock()
 	old := m.man
+	// A first rewrite's file is named in no manifest until it is done,
+	// and the log may still switch to it after a failure: never reuse
+	// a number.
+	seq := max(old.maxSeq(), m.usedSeq) + 1
+	m.usedSeq = seq
 	m.mu.Unlock()
-	seq := old.maxSeq() + 1
 	baseName := fmt.Sprintf("%s.%d.base.rkv", m.aofName, seq)
 	incrName := fmt.Sprintf("%s.%d.incr.aof", m.aofName, seq)
 	w, err := createSnapshot(filepath.Join(m.aofDir, baseName))
 	if err != nil {
 		return err
 	}
-	if m.log == nil {
+	if l == nil {
 		// At start-up nothing is appended meanwhile: the new files are
 		// named in the manifest once both are complete, so that a crash
 		// in between leaves the old manifest (or none, and the dump file
 		// is loaded again).
-		if _, err := m.capture(ctx, w, true); err != nil {
+		if _, err := m.capture(ctx, w, true, nil); err != nil {
 			w.abort()
 			return err
 		}
@@ -958,7 +1019,7 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 			return err
 		}
 		f.Close()
-		return m.finishRewrite(w, old, baseName, incrName, seq)
+		return m.finishRewrite(w, old, baseName, incrName, seq, nil)
 	}
 	// The next incremental file comes first, named in the manifest after
 	// the old ones, before any record goes to it. Creating it takes two
@@ -966,18 +1027,29 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 	// the capture, every record of that time was captured too, and parsed
 	// into the base's tail (3.6-4.8 MB per rewrite with CL.THROTTLE at
 	// pipeline 32).
-	f, err := m.newIncr(old, incrName, seq)
+	// A first rewrite's new file is named in the manifest only with its
+	// base: the one on disk names the files of an earlier time.
+	var f *os.File
+	if first {
+		f, err = createIncr(filepath.Join(m.aofDir, incrName))
+	} else {
+		f, err = m.newIncr(old, incrName, seq)
+	}
 	if err != nil {
 		w.abort()
 		return err
 	}
-	c := m.log.BeginCapture(captureLimit)
+	c := l.BeginCapture(captureLimit)
 	// undo, before the switch, puts the old manifest back (the log still
 	// appends to the old file) and removes the new file.
 	undo := func(err error) error {
-		m.log.EndCapture(c) // if Rotate has not
+		l.EndCapture(c) // if Rotate has not
 		w.abort()
 		f.Close()
+		if first {
+			os.Remove(filepath.Join(m.aofDir, incrName))
+			return err
+		}
 		werr := writeManifest(m.manifestPath(), &old)
 		if werr == nil || manifestRenamed(werr) {
 			m.mu.Lock()
@@ -994,12 +1066,12 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 		return err
 	}
 	t0 := time.Now()
-	cuts, err := m.capture(ctx, w, true)
+	cuts, err := m.capture(ctx, w, true, l)
 	if err != nil {
 		return undo(err)
 	}
 	t1 := time.Now()
-	last, done, err := m.log.Rotate(wrapped(f), incrName, 0, c)
+	last, done, err := l.Rotate(wrapped(f), incrName, 0, c)
 	if err != nil {
 		return undo(err)
 	}
@@ -1016,10 +1088,13 @@ func (m *Manager) rewriteOnce(ctx context.Context) error {
 	}
 	m.logger.Debug("append-only file rewrite: base captured, log switched",
 		"capture", t1.Sub(t0), "switch", t2.Sub(t1), "tail", time.Since(t2), "tail_bytes", len(c.data))
-	if err := m.finishRewrite(w, old, baseName, incrName, seq); err != nil {
+	if err := m.finishRewrite(w, old, baseName, incrName, seq, l); err != nil {
 		return err
 	}
-	m.log.Rebased(last)
+	l.Rebased(last)
+	if first {
+		m.firstDone(l)
+	}
 	return nil
 }
 
@@ -1066,8 +1141,8 @@ func createIncr(path string) (*os.File, error) {
 }
 
 // finishRewrite commits the new base w, names it and incrName alone in the
-// manifest and deletes the files of old.
-func (m *Manager) finishRewrite(w *snapshotWriter, old manifest, baseName, incrName string, seq int64) error {
+// manifest and deletes the files of old. l is the log (nil at start-up).
+func (m *Manager) finishRewrite(w *snapshotWriter, old manifest, baseName, incrName string, seq int64, l *Log) error {
 	size, err := w.commit()
 	if err != nil {
 		return err
@@ -1098,10 +1173,15 @@ func (m *Manager) finishRewrite(w *snapshotWriter, old manifest, baseName, incrN
 		}
 	}
 	// And what failed rewrites kept because a crash could have brought
-	// back a manifest naming it: that manifest is gone for good now.
-	m.removeStale()
+	// back a manifest naming it: that manifest is gone for good now. Not
+	// the temporary file of a switch to appendonly yes: a log made after
+	// this rewrite was cancelled may append to it (aof_switch.go).
+	m.removeStale(false)
 	m.mu.Lock()
-	m.rewriteBaseSize = size + m.logSize()
+	if l != nil {
+		size += l.Size()
+	}
+	m.rewriteBaseSize = size
 	m.mu.Unlock()
 	return nil
 }
@@ -1130,13 +1210,6 @@ func removeGradually(path string) error {
 		f.Close()
 	}
 	return os.Remove(path)
-}
-
-func (m *Manager) logSize() int64 {
-	if m.log == nil {
-		return 0
-	}
-	return m.log.Size()
 }
 
 // aofSize returns the size of the files of the append-only log: base,
@@ -1253,7 +1326,7 @@ func (m *Manager) Stats() Stats {
 		LoadedExpired:         m.loadedExpired,
 		AOFEnabled:            m.log != nil,
 		RewriteInProgress:     m.rewriting,
-		RewriteScheduled:      m.rewriteSched,
+		RewriteScheduled:      m.rewriteSched || m.first && !m.rewriting,
 		LastRewriteSeconds:    -1,
 		CurrentRewriteSeconds: -1,
 		LastRewriteOK:         m.lastRewriteOK,
@@ -1310,7 +1383,18 @@ const (
 // paused meanwhile (nothing writes), so on success CloseSave(SaveNever)
 // after the server stopped has nothing left to save; on failure the
 // server goes on, as Redis does when its final save fails.
+//
+// While the initial append-only file is written (appendonly was switched
+// on and its first rewrite has not completed) it fails with
+// ErrFirstRewrite, as Redis refuses to exit then: the log is no copy of
+// the data yet.
 func (m *Manager) PrepareShutdown(mode SaveMode) error {
+	m.mu.Lock()
+	first := m.first
+	m.mu.Unlock()
+	if first {
+		return ErrFirstRewrite
+	}
 	if m.finalSave(mode) {
 		m.mu.Lock()
 		for m.bgsaving || m.saving {
@@ -1335,8 +1419,11 @@ func (m *Manager) PrepareShutdown(mode SaveMode) error {
 			return fmt.Errorf("final snapshot: %w", err)
 		}
 	}
-	if m.log != nil {
-		if err := m.log.Flush(); err != nil {
+	m.mu.Lock()
+	l := m.log
+	m.mu.Unlock()
+	if l != nil {
+		if err := l.Flush(); err != nil {
 			return fmt.Errorf("append-only file: %w", err)
 		}
 	}
@@ -1373,11 +1460,19 @@ func (m *Manager) CloseSave(mode SaveMode) error {
 			errs = append(errs, fmt.Errorf("final snapshot: %w", err))
 		}
 	}
-	if m.log != nil {
-		if err := m.log.Close(); err != nil {
+	// Taken, so that a switch of appendonly after this finds none to close.
+	m.mu.Lock()
+	l, first := m.log, m.first
+	m.log, m.first = nil, false
+	m.mu.Unlock()
+	if l != nil {
+		if err := l.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing the append-only file: %w", err))
 		} else {
 			m.logger.Info("append-only file flushed and fsynced")
+		}
+		if first {
+			os.Remove(m.tempIncrPath()) // no manifest names it
 		}
 	}
 	return errors.Join(errs...)

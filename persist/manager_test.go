@@ -303,7 +303,7 @@ func TestRewriteRetriesAroundMultiShardRecords(t *testing.T) {
 	f.st.Unlock(0)
 	f.st.Unlock(f.st.NumShards() - 1)
 	require.ErrorIs(t, <-done, errMixed)
-	require.NoError(t, f.m.rewrite(f.m.ctx), "a retry without interference succeeds")
+	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false), "a retry without interference succeeds")
 	f.exec(t, "APPEND", first, "z")
 	want := f.contents()
 	require.Equal(t, map[string]string{first: `"z"@0`}, want)
@@ -403,7 +403,7 @@ func stallRewrite(t *testing.T, f *fakeServer) <-chan error {
 	t.Helper()
 	f.st.Lock(f.st.NumShards() - 1)
 	done := make(chan error, 1)
-	go func() { done <- f.m.rewriteOnce(f.m.ctx) }()
+	go func() { done <- f.m.rewriteOnce(f.m.ctx, f.m.Journal(), false) }()
 	require.Eventually(t, func() bool {
 		l := f.m.Journal()
 		l.mu.Lock()
@@ -428,7 +428,7 @@ func TestRewriteFailedCaptureRestoresTheManifest(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	require.ErrorIs(t, f.m.rewriteOnce(ctx), context.Canceled)
+	require.ErrorIs(t, f.m.rewriteOnce(ctx, f.m.Journal(), false), context.Canceled)
 	after, err := os.ReadFile(manPath)
 	require.NoError(t, err)
 	require.Equal(t, string(before), string(after))
@@ -612,7 +612,7 @@ func TestCorruptSnapshotRefusesToStart(t *testing.T) {
 	f := newFakeServer(newClock())
 	require.NoError(t, f.open(t, cfg))
 	f.exec(t, "APPEND", "k", "v")
-	require.NoError(t, f.m.rewrite(f.m.ctx))
+	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false))
 	require.NoError(t, f.m.Close())
 	base := filepath.Join(cfg.Get("dir"), "appendonlydir", f.m.man.base.name)
 	data, err := os.ReadFile(base)
@@ -734,7 +734,7 @@ func TestManifestWithoutAnIncrementalFileDeletesNothing(t *testing.T) {
 			f := newFakeServer(newClock())
 			require.NoError(t, f.open(t, cfg))
 			f.exec(t, "APPEND", "k", "v")
-			require.NoError(t, f.m.rewrite(f.m.ctx))
+			require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false))
 			f.exec(t, "APPEND", "k", "w")
 			manPath := f.m.manifestPath()
 			require.NoError(t, f.m.Close())
@@ -897,7 +897,7 @@ func TestAppendfilenameWithSpaces(t *testing.T) {
 			f.exec(t, "APPEND", "k", "1")
 			g := restart(t, f, cfg)
 			require.Equal(t, map[string]string{"k": `"1"@0`}, g.contents())
-			require.NoError(t, g.m.rewrite(g.m.ctx))
+			require.NoError(t, g.m.rewrite(g.m.ctx, g.m.Journal(), false))
 			g.exec(t, "APPEND", "k", "2")
 			h := restart(t, g, cfg)
 			require.Equal(t, map[string]string{"k": `"12"@0`}, h.contents())
@@ -936,7 +936,7 @@ func TestNoTemporaryFilesLeft(t *testing.T) {
 	require.NoError(t, f.open(t, cfg))
 	f.exec(t, "APPEND", "k", "v")
 	require.NoError(t, f.m.Save())
-	require.NoError(t, f.m.rewrite(f.m.ctx))
+	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false))
 	require.NoError(t, f.m.Close())
 	var tmp []string
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -1055,14 +1055,14 @@ func TestManifestDirSyncFailureKeepsEveryFile(t *testing.T) {
 				}
 				return orig(dir)
 			}
-			err := f.m.rewrite(f.m.ctx)
+			err := f.m.rewrite(f.m.ctx, f.m.Journal(), false)
 			manifestDirSync = orig
 			require.ErrorIs(t, err, syscall.EIO)
 			f.exec(t, "APPEND", "a", "3")
 			require.Equal(t, map[string]string{"a": `"123"@0`}, f.contents())
 			g := restart(t, f, cfg)
 			require.Equal(t, map[string]string{"a": `"123"@0`}, g.contents())
-			require.NoError(t, g.m.rewrite(g.m.ctx), "the next rewrite succeeds")
+			require.NoError(t, g.m.rewrite(g.m.ctx, g.m.Journal(), false), "the next rewrite succeeds")
 			g.exec(t, "APPEND", "a", "4")
 			h := restart(t, g, cfg)
 			require.Equal(t, map[string]string{"a": `"1234"@0`}, h.contents())
@@ -1088,11 +1088,11 @@ func TestRewriteRemovesWhatAFailedOneKept(t *testing.T) {
 		}
 		return orig(dir)
 	}
-	err := f.m.rewrite(f.m.ctx)
+	err := f.m.rewrite(f.m.ctx, f.m.Journal(), false)
 	manifestDirSync = orig
 	require.ErrorIs(t, err, syscall.EIO)
 	f.exec(t, "APPEND", "a", "2")
-	require.NoError(t, f.m.rewrite(f.m.ctx))
+	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false))
 	ents, err := os.ReadDir(filepath.Dir(f.m.manifestPath()))
 	require.NoError(t, err)
 	var names []string
