@@ -46,7 +46,7 @@ var Params = []Param{
 	{Name: "loglevel", Default: "notice", Mutable: true, Usage: "debug, verbose, notice or warning", Check: oneOf("debug", "verbose", "notice", "warning")},
 	{Name: "save", Default: "3600 1 300 100 60 10000", Mutable: true, Usage: `snapshot rules "seconds changes ..." ("" disables)`, Check: saveCheck},
 	{Name: "stop-writes-on-bgsave-error", Default: "yes", Mutable: true, Usage: "refuse writes while save rules are set and the last background save failed, until a save succeeds (as Redis)", Check: oneOf("yes", "no")},
-	{Name: "appendonly", Default: "yes", Usage: "keep an append-only log (yes/no; set at start)", Check: oneOf("yes", "no")},
+	{Name: "appendonly", Default: "yes", Mutable: true, Usage: "keep an append-only log (yes/no; CONFIG SET yes writes it from the dataset in the background, as Redis)", Check: oneOf("yes", "no")},
 	{Name: "appendfsync", Default: "everysec", Mutable: true, Usage: "fsync the log: always (before replying), everysec or no", Check: oneOf("always", "everysec", "no")},
 	{Name: "appendfilename", Default: "appendonly.aof", Usage: "base name of the append-only log files", Check: fileName},
 	{Name: "appenddirname", Default: "appendonlydir", Usage: "directory of the append-only log files, inside dir", Check: fileName},

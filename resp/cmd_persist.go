@@ -38,6 +38,37 @@ func init() {
 // BGREWRITEAOF, LASTSAVE and INFO use. Call before Serve.
 func (s *Server) SetPersistence(m *persist.Manager) { s.persist = m }
 
+// setAppendOnly switches the append-only log on or off (CONFIG SET
+// appendonly; see persist/aof_switch.go) and returns the error reply, or
+// "". Switching to the current state does nothing. Inside a transaction a
+// switch is refused: EXEC holds shards, and switching off waits for every
+// shard (drainJournal); Redis schedules it instead.
+func (c *Conn) setAppendOnly(on bool) string {
+	s := c.srv
+	if s.persist.AppendOnly() == on {
+		return ""
+	}
+	if c.inExec {
+		return errAppendonlyInMulti
+	}
+	err := s.persist.SetAppendOnly(on, persist.Hooks{
+		Attach: func(l *persist.Log) {
+			if l == nil {
+				s.SetJournal(nil) // not a typed nil
+			} else {
+				s.SetJournal(l)
+			}
+		},
+		Drain: s.drainJournal,
+	})
+	if err != nil {
+		s.log.Error("cannot switch appendonly on", "err", err)
+		return sprintf(errConfigSet, "appendonly", "Unable to turn on AOF. Check server logs.")
+	}
+	s.log.Info("CONFIG SET appendonly", "id", c.id, "addr", c.addr, "value", on)
+	return ""
+}
+
 // SAVE
 //
 // The snapshot is taken in this connection's goroutine while other clients

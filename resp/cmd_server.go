@@ -710,6 +710,9 @@ func parseConfigSet(pairs [][]byte) ([]configChange, string) {
 }
 
 // CONFIG SET parameter value [parameter value ...]
+//
+// appendonly is switched first (setAppendOnly): when that fails nothing is
+// set, and the others cannot fail once validated.
 func cmdConfigSet(c *Conn, args [][]byte) {
 	changes, msg := parseConfigSet(args[2:])
 	if msg != "" {
@@ -717,6 +720,16 @@ func cmdConfigSet(c *Conn, args [][]byte) {
 		return
 	}
 	cfg := c.srv.cfg
+	for i, ch := range changes {
+		if ch.name == "appendonly" && c.srv.persist != nil {
+			if msg := c.setAppendOnly(ch.value == "yes"); msg != "" {
+				c.WriteError(msg)
+				return
+			}
+			changes = append(changes[:i:i], changes[i+1:]...) // set by the switch
+			break
+		}
+	}
 	old := make([]string, len(changes))
 	for i, ch := range changes {
 		old[i] = cfg.Get(ch.name)

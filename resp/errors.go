@@ -74,6 +74,8 @@ const (
 	errRewriteFailed     = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
 	errSaveFailed        = "ERR"
 	errNoPersistence     = "ERR persistence is not configured on this server"
+	// ratekv's: Redis schedules the switch instead (see Conn.setAppendOnly).
+	errAppendonlyInMulti = "ERR CONFIG SET appendonly cannot switch the append-only file inside a transaction"
 	// Log-only records (cmd_record.go): only a damaged log shows them.
 	errSetIntPayload  = "ERR SETINT payload must be %d bytes, got %d"
 	errSetIntDeadline = "ERR SETINT deadline %d is negative"
