@@ -17,7 +17,11 @@
 // (dbfilename, appenddirname and appendfilename rename them.) With
 // appendonly yes the manifest's chain is loaded and the dump file is not;
 // with appendonly no only the dump file is. A file named *.tmp is one being
-// written; a *.corrupt-* file holds what aof-load-corrupt truncate cut off.
+// written; a *.corrupt-* file holds what aof-load-corrupt truncate cut off;
+// appendonlydir/temp-appendonly.aof.incr holds the records logged after
+// CONFIG SET appendonly yes until the first rewrite names a new base and
+// incremental file (no manifest names it; see aof_switch.go, which also
+// says how appendonly no closes the log).
 //
 // # Formats
 //
