@@ -434,3 +434,53 @@ func TestAppendonlyOnSurvivesKill(t *testing.T) {
 	checkWorkers(t, c2, ws)
 	require.Equal(t, int64(2), c2.Exists(context.Background(), "static:0", "static:19999").Val())
 }
+
+// TestAppendonlyFirstRewriteFailure: while the first rewrite after
+// appendonly yes cannot complete (the log's fsyncs fail, so it cannot
+// switch files), appendonly stays on with the rewrite scheduled, and a
+// shutdown is refused, as Redis refuses to exit in AOF_WAIT_REWRITE; once
+// the disk recovers a rewrite completes and everything is in the log.
+func TestAppendonlyFirstRewriteFailure(t *testing.T) {
+	ctx := context.Background()
+	faults, undo := persist.InjectFaults()
+	defer undo()
+	dir := t.TempDir()
+	_, mgr, c, stop := start(t, dir, "appendonly", "no", "appendfsync", "everysec")
+	defer stop()
+	require.NoError(t, c.Set(ctx, "before", "1", 0).Err())
+	preload(t, c, 20000) // so that writes land in the log before it switches files
+	ws, stopWorkers := startSwitchWorkers(c.Options().Addr, 2)
+	defer stopWorkers()
+	faults.FailSyncs(syscall.EIO)
+	configSet(t, c, "appendonly", "yes")
+	require.Eventually(t, func() bool {
+		info := infoPersistence(t, c)
+		return info["aof_rewrite_in_progress"] == "0" && info["aof_rewrite_scheduled"] == "1" && info["aof_last_bgrewrite_status"] == "err"
+	}, 10*time.Second, 5*time.Millisecond, "the first rewrite failed and waits to be retried")
+	require.Equal(t, "1", infoPersistence(t, c)["aof_enabled"])
+	require.ErrorIs(t, mgr.PrepareShutdown(persist.SaveNever), persist.ErrFirstRewrite)
+
+	stopWorkers() // refused by now (MISCONF), or not
+	faults.FailSyncs(nil)
+	require.Eventually(t, func() bool { return c.Set(ctx, "after", "2", 0).Err() == nil }, 10*time.Second, 10*time.Millisecond,
+		"writes are accepted once the log's fsyncs succeed again")
+	var last map[string]string
+	require.Eventually(t, func() bool {
+		info := infoPersistence(t, c)
+		last = info
+		if info["aof_rewrite_scheduled"] == "1" && info["aof_rewrite_in_progress"] == "0" {
+			c.BgRewriteAOF(ctx) // sooner than the cron's retry; fails while the failed switch of files is pending
+		}
+		return info["aof_rewrite_in_progress"] == "0" && info["aof_rewrite_scheduled"] == "0" && info["aof_last_bgrewrite_status"] == "ok"
+	}, 20*time.Second, 50*time.Millisecond, "%v", &last)
+	require.NoError(t, mgr.PrepareShutdown(persist.SaveNever))
+	stop()
+	ents, err := os.ReadDir(filepath.Join(dir, "appendonlydir"))
+	require.NoError(t, err)
+	require.Len(t, ents, 3, "the manifest, the base and one incremental file: %v", ents)
+
+	_, _, c2, stop2 := start(t, dir, "appendonly", "yes")
+	defer stop2()
+	require.Equal(t, []any{"1", "2"}, c2.MGet(ctx, "before", "after").Val())
+	checkWorkers(t, c2, ws)
+}
