@@ -294,7 +294,11 @@ func (m *Manager) removeStale(tempToo bool) {
 		if (pat.MatchString(name) && !slices.Contains(keep, name)) || name == m.aofName+".manifest.tmp" ||
 			name == filepath.Base(m.tempIncrPath()) && tempToo {
 			if err := removeFile(filepath.Join(m.aofDir, name)); err == nil {
-				m.logger.Info("removed a leftover of an interrupted rewrite", "file", name)
+				what := "a leftover of an interrupted or failed rewrite"
+				if name == filepath.Base(m.tempIncrPath()) {
+					what = "the log of the switch to appendonly yes, now in the new base"
+				}
+				m.logger.Info("removed "+what, "file", name)
 			}
 		}
 	}
