@@ -225,9 +225,14 @@ func (c *Conn) expireGeneric(args [][]byte, sec bool, base int64, name string) {
 		c.WriteInt(0)
 		return
 	}
-	if at <= c.nowMs {
+	switch {
+	case at <= c.nowMs:
 		st.Delete(key, c.nowMs)
-	} else {
+	case at == cur:
+		// The deadline it had: still a change (WATCH, the change count,
+		// the journal), as Redis's setExpire and signalModifiedKey.
+		st.TouchedIn(sh, key)
+	default:
 		st.SetExpireIn(sh, key, e, at)
 	}
 	c.WriteInt(1)

@@ -315,6 +315,8 @@ func cmdGetex(c *Conn, args [][]byte) {
 	switch {
 	case o.flags&(setEXAT|setPXAT) != 0 && at <= c.nowMs:
 		st.Delete(key, c.nowMs)
+	case o.flags&setExpireAny != 0 && at == e.ExpireAt():
+		st.Touched(key) // still a change, as in EXPIRE
 	case o.flags&setExpireAny != 0:
 		st.SetExpire(key, e, at)
 	case o.flags&setPersist != 0 && e.ExpireAt() != 0:

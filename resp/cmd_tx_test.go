@@ -94,3 +94,39 @@ func TestReplyBound(t *testing.T) {
 		require.Equal(t, "$1\r\n1\r\n", r.do("GET", "n"), "the transaction ran whole")
 	}
 }
+
+// TestWatchSameDeadline: an EXPIRE or GETEX that sets a key's deadline to
+// the one it already has still replies 1 (or the value) and is still a
+// change, as in Redis (expireGenericCommand and getexCommand call
+// setExpire and signalModifiedKey whatever the old deadline): it aborts
+// a transaction that WATCHes the key, and counts in
+// rdb_changes_since_last_save. ratekv skipped an unchanged deadline as no
+// change at all, so the other client's EXEC ran. The clock is frozen, so
+// the relative forms land on the same deadline too.
+func TestWatchSameDeadline(t *testing.T) {
+	ts := newTestServer(t)
+	r, other := ts.raw(t), ts.raw(t)
+	at := strconv.FormatInt(time.Unix(0, ts.clock.Now()).Add(time.Hour).Unix(), 10)
+	for i, tt := range []struct {
+		set, again []string // set makes the deadline; again sets the same one
+		reply      string   // again's reply
+	}{
+		0: {a("EXPIREAT", "k", at), a("EXPIREAT", "k", at), ":1\r\n"},
+		1: {a("PEXPIREAT", "k", at+"000"), a("PEXPIREAT", "k", at+"000", "XX"), ":1\r\n"},
+		2: {a("EXPIRE", "k", "100"), a("EXPIRE", "k", "100"), ":1\r\n"},
+		3: {a("PEXPIRE", "k", "100000"), a("EXPIRE", "k", "100", "XX"), ":1\r\n"},
+		4: {a("EXPIREAT", "k", at), a("GETEX", "k", "EXAT", at), "$1\r\nv\r\n"},
+		5: {a("EXPIREAT", "k", at), a("GETEX", "k", "PXAT", at+"000"), "$1\r\nv\r\n"},
+		6: {a("EXPIRE", "k", "100"), a("GETEX", "k", "EX", "100"), "$1\r\nv\r\n"},
+	} {
+		require.Equal(t, "+OK\r\n", r.do("SET", "k", "v"), "step %d", i)
+		require.Equal(t, ":1\r\n", r.do(tt.set...), "step %d", i)
+		require.Equal(t, "+OK\r\n", r.do("WATCH", "k"), "step %d", i)
+		dirty := ts.store.Dirty()
+		require.Equal(t, tt.reply, other.do(tt.again...), "step %d", i)
+		require.Equal(t, dirty+1, ts.store.Dirty(), "step %d: %q is one change", i, tt.again)
+		require.Equal(t, "+OK\r\n", r.do("MULTI"), "step %d", i)
+		require.Equal(t, "+QUEUED\r\n", r.do("GET", "k"), "step %d", i)
+		require.Equal(t, "*-1\r\n", r.do("EXEC"), "step %d: %q aborts a WATCH of the key", i, tt.again)
+	}
+}
