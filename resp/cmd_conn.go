@@ -8,7 +8,8 @@ import (
 )
 
 // Connection commands: the handshake real clients perform (HELLO, AUTH,
-// CLIENT SETINFO, SELECT 0) and per-connection state.
+// CLIENT SETINFO, SELECT 0) and per-connection state. CLIENT is a
+// container: its subcommands are in the subcommand table (cmd_server.go).
 
 func init() {
 	register(
@@ -32,6 +33,30 @@ func init() {
 			Summary: "Enables read-only queries for a connection to a cluster replica node (no-op).", Group: "cluster"},
 		&Command{Name: "readwrite", Arity: 1, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdOK,
 			Summary: "Enables read-write queries for a connection to a cluster replica node (no-op).", Group: "cluster"},
+	)
+	// CLIENT's subcommands, with Redis's arities and flags.
+	const conn, admin = "connection", FlagAdmin | FlagLoading | FlagStale
+	registerSubcommands("client",
+		&Command{Name: "client|id", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdClientID,
+			Summary: "Returns the unique client ID of the connection.", Group: conn},
+		&Command{Name: "client|info", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdClientInfo,
+			Summary: "Returns information about the connection.", Group: conn},
+		&Command{Name: "client|getname", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdClientGetname,
+			Summary: "Returns the name of the connection.", Group: conn},
+		&Command{Name: "client|setname", Arity: 3, Flags: FlagLoading | FlagStale, Handler: cmdClientSetname,
+			Summary: "Sets the connection name.", Group: conn},
+		&Command{Name: "client|setinfo", Arity: 4, Flags: FlagLoading | FlagStale, Handler: cmdClientSetinfo,
+			Summary: "Sets information specific to the client or connection.", Group: conn},
+		&Command{Name: "client|list", Arity: -2, Flags: admin, Handler: cmdClientList,
+			Summary: "Lists open connections.", Group: conn},
+		&Command{Name: "client|kill", Arity: -3, Flags: admin, Handler: cmdClientKill,
+			Summary: "Terminates open connections.", Group: conn},
+		&Command{Name: "client|no-evict", Arity: 3, Flags: admin, Handler: cmdClientOnOff,
+			Summary: "Sets the client eviction mode of the connection (no effect: ratekv does not evict).", Group: conn},
+		&Command{Name: "client|no-touch", Arity: 3, Flags: FlagLoading | FlagStale, Handler: cmdClientOnOff,
+			Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys (no effect).", Group: conn},
+		&Command{Name: "client|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdClientHelp,
+			Summary: "Returns helpful text about the different subcommands.", Group: conn},
 	)
 }
 
@@ -199,102 +224,93 @@ func validClientName(b []byte) bool {
 }
 
 // CLIENT subcommand [args]
-func cmdClient(c *Conn, args [][]byte) {
-	sub := strings.ToLower(string(args[1]))
-	wrong := func() { c.WriteError(fmt.Sprintf(errWrongArgs, "client|"+sub)) }
-	switch sub {
-	case "id":
-		if len(args) != 2 {
-			wrong()
-			return
-		}
-		c.WriteInt(c.id)
-	case "setname":
-		if len(args) != 3 {
-			wrong()
-			return
-		}
-		if !validClientName(args[2]) {
-			c.WriteError(errClientName)
-			return
-		}
-		c.mu.Lock()
-		c.name = string(args[2])
-		c.mu.Unlock()
+//
+// The subcommands go through the subcommand table (runSubcommand), which
+// checks their names and arities as Redis does.
+func cmdClient(c *Conn, args [][]byte) { runSubcommand(c, "client", args) }
+
+// CLIENT ID
+func cmdClientID(c *Conn, args [][]byte) { c.WriteInt(c.id) }
+
+// CLIENT SETNAME connection-name
+func cmdClientSetname(c *Conn, args [][]byte) {
+	if !validClientName(args[2]) {
+		c.WriteError(errClientName)
+		return
+	}
+	c.mu.Lock()
+	c.name = string(args[2])
+	c.mu.Unlock()
+	c.WriteOK()
+}
+
+// CLIENT GETNAME
+func cmdClientGetname(c *Conn, args [][]byte) {
+	if n := c.Name(); n != "" {
+		c.WriteBulkString(n)
+	} else {
+		c.WriteNull()
+	}
+}
+
+// CLIENT SETINFO LIB-NAME|LIB-VER value
+func cmdClientSetinfo(c *Conn, args [][]byte) {
+	attr := strings.ToLower(string(args[2]))
+	if attr != "lib-name" && attr != "lib-ver" {
+		c.WriteError(sprintf(errClientOption, sanitizeErr(args[2])))
+		return
+	}
+	if !validClientName(args[3]) {
+		c.WriteError(sprintf(errClientAttr, strings.ToUpper(attr[:1])+attr[1:]))
+		return
+	}
+	c.mu.Lock()
+	if attr == "lib-name" {
+		c.libName = string(args[3])
+	} else {
+		c.libVer = string(args[3])
+	}
+	c.mu.Unlock()
+	c.WriteOK()
+}
+
+// CLIENT INFO
+func cmdClientInfo(c *Conn, args [][]byte) { c.WriteVerbatim(c.infoLine() + "\n") }
+
+// CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]
+func cmdClientList(c *Conn, args [][]byte) { c.clientList(args[2:]) }
+
+// CLIENT NO-EVICT ON|OFF, CLIENT NO-TOUCH ON|OFF: accepted, no effect.
+func cmdClientOnOff(c *Conn, args [][]byte) {
+	switch strings.ToLower(string(args[2])) {
+	case "on", "off":
 		c.WriteOK()
-	case "getname":
-		if len(args) != 2 {
-			wrong()
-			return
-		}
-		if n := c.Name(); n != "" {
-			c.WriteBulkString(n)
-		} else {
-			c.WriteNull()
-		}
-	case "setinfo":
-		if len(args) != 4 {
-			wrong()
-			return
-		}
-		attr := strings.ToLower(string(args[2]))
-		if attr != "lib-name" && attr != "lib-ver" {
-			c.WriteError(sprintf(errClientOption, sanitizeErr(args[2])))
-			return
-		}
-		if !validClientName(args[3]) {
-			c.WriteError(sprintf(errClientAttr, strings.ToUpper(attr[:1])+attr[1:]))
-			return
-		}
-		c.mu.Lock()
-		if attr == "lib-name" {
-			c.libName = string(args[3])
-		} else {
-			c.libVer = string(args[3])
-		}
-		c.mu.Unlock()
-		c.WriteOK()
-	case "info":
-		if len(args) != 2 {
-			wrong()
-			return
-		}
-		c.WriteVerbatim(c.infoLine() + "\n")
-	case "list":
-		c.clientList(args[2:])
-	case "no-evict", "no-touch":
-		if len(args) != 3 {
-			wrong()
-			return
-		}
-		switch strings.ToLower(string(args[2])) {
-		case "on", "off":
-			c.WriteOK()
-		default:
-			c.WriteError(errSyntax)
-		}
-	case "kill":
-		c.clientKill(args[2:])
-	case "help":
-		lines := []string{
-			"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"GETNAME", "    Return the name of the current connection.",
-			"ID", "    Return the ID of the current connection.",
-			"INFO", "    Return information about the current client connection.",
-			"KILL <ip:port> | ID <client-id> | ADDR <ip:port>", "    Kill connections.",
-			"LIST [TYPE normal] [ID <id> [<id> ...]]", "    Return information about client connections.",
-			"NO-EVICT (ON|OFF)", "    Accepted for compatibility (ratekv does not evict).",
-			"NO-TOUCH (ON|OFF)", "    Accepted for compatibility.",
-			"SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
-			"SETNAME <name>", "    Assign the name <name> to the current connection.",
-			"HELP", "    Print this help.",
-		}
-		c.WriteArray(len(lines))
-		for _, l := range lines {
-			c.WriteSimple(l)
-		}
 	default:
-		c.WriteError(fmt.Sprintf(errUnknownSubcmd, sanitizeErr([]byte(sub)), "CLIENT"))
+		c.WriteError(errSyntax)
+	}
+}
+
+// CLIENT KILL ip:port | CLIENT KILL filter value [filter value ...]
+func cmdClientKill(c *Conn, args [][]byte) { c.clientKill(args[2:]) }
+
+// CLIENT HELP
+func cmdClientHelp(c *Conn, args [][]byte) {
+	lines := []string{
+		"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"GETNAME", "    Return the name of the current connection.",
+		"ID", "    Return the ID of the current connection.",
+		"INFO", "    Return information about the current client connection.",
+		"KILL <ip:port> | ID <client-id> | ADDR <ip:port>", "    Kill connections.",
+		"LIST [TYPE normal] [ID <id> [<id> ...]]", "    Return information about client connections.",
+		"NO-EVICT (ON|OFF)", "    Accepted for compatibility (ratekv does not evict).",
+		"NO-TOUCH (ON|OFF)", "    Accepted for compatibility.",
+		"SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+		"SETNAME <name>", "    Assign the name <name> to the current connection.",
+		"HELP", "    Print this help.",
+	}
+	c.WriteArray(len(lines))
+	for _, l := range lines {
+		c.WriteSimple(l)
 	}
 }
 

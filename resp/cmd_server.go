@@ -36,9 +36,9 @@ import (
 // explicit categories and command tips Redis's own table adds are in
 // commandMeta.
 //
-// Container commands (COMMAND, CONFIG, CLUSTER) dispatch through the
-// subcommand table, which also feeds COMMAND INFO, DOCS and LIST, so a
-// subcommand has one arity and one summary.
+// Container commands (CLIENT, COMMAND, CONFIG, CLUSTER, MEMORY) dispatch
+// through the subcommand table, which also feeds COMMAND INFO, DOCS and
+// LIST, so a subcommand has one arity and one summary.
 //
 // INFO keeps Redis's section names, field names and layout ("# Section"
 // headers, "name:value" lines separated by CRLF, a blank line between

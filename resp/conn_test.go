@@ -46,7 +46,7 @@ func TestConnBasics(t *testing.T) {
 		{"CLIENT SETNAME \"a b\"\r\n", "-ERR Client names cannot contain spaces, newlines or special characters.\r\n"},
 		{"CLIENT SETINFO lib-name go-redis\r\n", "+OK\r\n"},
 		{"CLIENT NO-EVICT on\r\n", "+OK\r\n"},
-		{"CLIENT FOO\r\n", "-ERR unknown subcommand 'foo'. Try CLIENT HELP.\r\n"},
+		{"CLIENT FOO\r\n", "-ERR unknown subcommand 'FOO'. Try CLIENT HELP.\r\n"},
 		{"HELLO 4\r\n", "-NOPROTO unsupported protocol version\r\n"},
 		{"AUTH x\r\n", "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n"},
 		{"AUTH default x\r\n", "+OK\r\n"},
@@ -548,5 +548,33 @@ func TestIdleTimeoutPrompt(t *testing.T) {
 				require.Less(t, d, 1600*time.Millisecond, "client %d closed late: %v", i, took)
 			}
 		})
+	}
+}
+
+// TestClientSubcommandErrors: CLIENT's subcommands are checked as Redis
+// checks a container's (processCommand: commandCheckExistence, then
+// commandCheckArity against the subcommand's own arity). An unknown one
+// is named as sent ('Foo', where ratekv lower-cased it), and CLIENT KILL
+// and CLIENT HELP with the wrong number of arguments are arity errors
+// (ratekv replied a syntax error and the help). The replies are
+// redis-server 7.0.15's.
+func TestClientSubcommandErrors(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	for i, tt := range []struct {
+		args []string
+		want string
+	}{
+		0: {a("CLIENT", "FOO"), "-ERR unknown subcommand 'FOO'. Try CLIENT HELP.\r\n"},
+		1: {a("CLIENT", "Foo", "x"), "-ERR unknown subcommand 'Foo'. Try CLIENT HELP.\r\n"},
+		2: {a("client", "kill"), "-ERR wrong number of arguments for 'client|kill' command\r\n"},
+		3: {a("CLIENT", "HELP", "x"), "-ERR wrong number of arguments for 'client|help' command\r\n"},
+		4: {a("CLIENT", "ID", "x"), "-ERR wrong number of arguments for 'client|id' command\r\n"},
+		5: {a("CLIENT", "SETNAME"), "-ERR wrong number of arguments for 'client|setname' command\r\n"},
+		6: {a("CLIENT", "GETNAME", "x"), "-ERR wrong number of arguments for 'client|getname' command\r\n"},
+		7: {a("CLIENT", "NO-EVICT"), "-ERR wrong number of arguments for 'client|no-evict' command\r\n"},
+		8: {a("CLIENT", "INFO", "x"), "-ERR wrong number of arguments for 'client|info' command\r\n"},
+		9: {a("CLIENT", "KILL", "ID", "abc"), "-ERR client-id should be greater than 0\r\n"},
+	} {
+		require.Equal(t, tt.want, r.do(tt.args...), "step %d: %q", i, tt.args)
 	}
 }
