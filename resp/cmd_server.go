@@ -133,9 +133,17 @@ var (
 	subcommandIndex = map[string]*Command{}
 )
 
-// registerSubcommands adds subcommands of the container command parent.
-// Names must be "parent|sub" in lower case; a duplicate panics at start-up.
+// registerSubcommands adds subcommands of the container command parent,
+// which must be registered already. Names must be "parent|sub" in lower
+// case; a duplicate panics at start-up.
 func registerSubcommands(parent string, subs ...*Command) {
+	p := commands[parent]
+	if p == nil {
+		panic("resp: register " + parent + " before its subcommands")
+	}
+	if p.subs == nil {
+		p.subs = map[string]*Command{}
+	}
 	for _, s := range subs {
 		if !strings.HasPrefix(s.Name, parent+"|") || s.Name != strings.ToLower(s.Name) {
 			panic("resp: subcommand " + s.Name + " must be lower case and named " + parent + "|<sub>")
@@ -145,25 +153,20 @@ func registerSubcommands(parent string, subs ...*Command) {
 		}
 		subcommandIndex[s.Name] = s
 		subcommands[parent] = append(subcommands[parent], s)
+		p.subs[strings.TrimPrefix(s.Name, parent+"|")] = s
 	}
 	list := subcommands[parent]
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 }
 
-// runSubcommand runs args[1] of the container command parent, after the
-// unknown-subcommand and arity checks Redis makes.
+// runSubcommand runs args[1] of the container command parent. The
+// dispatcher has refused an unknown subcommand or a wrong arity before
+// the command ran or was queued (dispatchCmd); the check is made again
+// for callers that bypass it.
 func runSubcommand(c *Conn, parent string, args [][]byte) {
-	sub := subcommandIndex[parent+"|"+strings.ToLower(string(args[1]))]
-	if sub == nil {
-		name := args[1]
-		if len(name) > 128 {
-			name = name[:128]
-		}
-		c.WriteError(sprintf(errUnknownSubcmd, sanitizeErr(name), strings.ToUpper(string(args[0]))))
-		return
-	}
-	if !sub.arityOK(len(args)) {
-		c.WriteError(sprintf(errWrongArgs, sub.Name))
+	sub, msg := commands[parent].subcommand(args)
+	if msg != "" {
+		c.WriteError(msg)
 		return
 	}
 	sub.Handler(c, args)

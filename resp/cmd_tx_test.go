@@ -130,3 +130,42 @@ func TestWatchSameDeadline(t *testing.T) {
 		require.Equal(t, "*-1\r\n", r.do("EXEC"), "step %d: %q aborts a WATCH of the key", i, tt.again)
 	}
 }
+
+// TestSubcommandErrorsAbortMulti: a container command (CLIENT, COMMAND,
+// CONFIG, CLUSTER, MEMORY) with an unknown subcommand or the wrong number
+// of arguments for its subcommand is refused when it arrives, as Redis's
+// processCommand refuses it (commandCheckExistence, commandCheckArity,
+// then rejectCommand, which flags the transaction): inside MULTI it is not
+// queued and EXEC aborts. ratekv queued it and replied the error inside
+// EXEC, running the rest of the transaction. The replies are
+// redis-server 7.0.15's.
+func TestSubcommandErrorsAbortMulti(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	for i, tt := range []struct {
+		args []string
+		want string
+	}{
+		0:  {a("CLIENT", "FOO"), "-ERR unknown subcommand 'FOO'. Try CLIENT HELP.\r\n"},
+		1:  {a("CLIENT", "KILL"), "-ERR wrong number of arguments for 'client|kill' command\r\n"},
+		2:  {a("CLIENT", "ID", "x"), "-ERR wrong number of arguments for 'client|id' command\r\n"},
+		3:  {a("CONFIG", "Foo"), "-ERR unknown subcommand 'Foo'. Try CONFIG HELP.\r\n"},
+		4:  {a("CONFIG", "GET"), "-ERR wrong number of arguments for 'config|get' command\r\n"},
+		5:  {a("config", "set", "a"), "-ERR wrong number of arguments for 'config|set' command\r\n"},
+		6:  {a("COMMAND", "FOO"), "-ERR unknown subcommand 'FOO'. Try COMMAND HELP.\r\n"},
+		7:  {a("COMMAND", "COUNT", "x"), "-ERR wrong number of arguments for 'command|count' command\r\n"},
+		8:  {a("COMMAND", "GETKEYS"), "-ERR wrong number of arguments for 'command|getkeys' command\r\n"},
+		9:  {a("MEMORY", "FOO"), "-ERR unknown subcommand 'FOO'. Try MEMORY HELP.\r\n"},
+		10: {a("CLUSTER", "KEYSLOT"), "-ERR wrong number of arguments for 'cluster|keyslot' command\r\n"},
+	} {
+		require.Equal(t, tt.want, r.do(tt.args...), "step %d: %q", i, tt.args)
+		require.Equal(t, "+OK\r\n", r.do("MULTI"), "step %d", i)
+		require.Equal(t, "+QUEUED\r\n", r.do("SET", "k", strconv.Itoa(i)), "step %d", i)
+		require.Equal(t, tt.want, r.do(tt.args...), "step %d: %q in MULTI", i, tt.args)
+		require.Equal(t, "-EXECABORT Transaction discarded because of previous errors.\r\n", r.do("EXEC"), "step %d", i)
+		require.Equal(t, "$-1\r\n", r.do("GET", "k"), "step %d: the transaction did not run", i)
+	}
+	// A valid subcommand is queued and runs inside EXEC.
+	require.Equal(t, "+OK\r\n", r.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", r.do("CLUSTER", "KEYSLOT", "foo"))
+	require.Equal(t, "*1\r\n:12182\r\n", r.do("EXEC"))
+}

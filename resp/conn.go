@@ -540,6 +540,18 @@ func (c *Conn) dispatchCmd(cmd *Command, args [][]byte) {
 		c.WriteError(errExecAbortBecause + strings.TrimPrefix(fmt.Sprintf(errWrongArgs, cmd.Name), "ERR "))
 		return
 	}
+	if cmd.subs != nil && len(args) > 1 {
+		// A container's subcommand is checked as the command is (and
+		// before AUTH), so that MULTI refuses it instead of queuing it.
+		if sub, msg := cmd.subcommand(args); msg != "" {
+			c.flagTx()
+			if sub != nil { // commandstats counts a subcommand's calls on its container
+				cmd.rejected.Add(1)
+			}
+			c.WriteError(msg)
+			return
+		}
+	}
 	if !c.authed && cmd.Flags&FlagNoAuth == 0 {
 		c.flagTx()
 		cmd.rejected.Add(1)

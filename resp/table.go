@@ -65,6 +65,10 @@ type Command struct {
 	// Summary and Group feed COMMAND DOCS.
 	Summary, Group string
 
+	// subs are a container command's subcommands by the name after its
+	// '|' (registerSubcommands); nil for other commands.
+	subs map[string]*Command
+
 	calls, usec, rejected, failed atomic.Int64
 }
 
@@ -107,6 +111,25 @@ func lookupIn(table map[string]*Command, name []byte) *Command {
 		lower[i] = c
 	}
 	return table[string(lower)]
+}
+
+// subcommand finds the subcommand args[1] of the container command cmd
+// (len(args) >= 2) and checks its arity, as Redis's processCommand does
+// (commandCheckExistence, commandCheckArity). msg is the error to reply
+// when there is none or the arity is wrong; sub is nil when there is none.
+func (cmd *Command) subcommand(args [][]byte) (sub *Command, msg string) {
+	sub = lookupIn(cmd.subs, args[1])
+	if sub == nil {
+		name := args[1]
+		if len(name) > 128 {
+			name = name[:128]
+		}
+		return nil, sprintf(errUnknownSubcmd, sanitizeErr(name), strings.ToUpper(cmd.Name))
+	}
+	if !sub.arityOK(len(args)) {
+		return sub, sprintf(errWrongArgs, sub.Name)
+	}
+	return sub, ""
 }
 
 // arityOK reports whether n words (name included) fit the command's arity.
