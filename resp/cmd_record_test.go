@@ -288,8 +288,10 @@ func TestRawRecord(t *testing.T) {
 	require.Equal(t, len(req), n, perr)
 	long := []byte(multibulk("ZADD", strings.Repeat("k", 300), "1", ""))
 	largs, _, _, _ := parseRequest(long, nil, limits{maxBulk: 1 << 20, authed: true})
+	// parseRequest refuses a leading zero, as Redis does; rawRecord must
+	// not take such a request for the record all the same.
 	odd := []byte("*3\r\n$03\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n")
-	oargs, _, _, _ := parseRequest(odd, nil, limits{maxBulk: 1 << 20, authed: true})
+	oargs := [][]byte{odd[9:12], odd[18:19], odd[25:30]}
 	trailing := append(append([]byte{}, req...), "*1\r\n"...)
 	targs, _, _, _ := parseRequest(trailing, nil, limits{maxBulk: 1 << 20, authed: true})
 	copied := [][]byte{[]byte("SET"), []byte("k"), []byte("hello")}
@@ -329,7 +331,6 @@ func TestJournalLogsRequestsAsReceived(t *testing.T) {
 	zaddRaw := "*4\r\n$4\r\nZADD\r\n$1\r\nz\r\n$1\r\n1\r\n$1\r\na\r\n"
 	pipeline := setRaw +
 		"*3\r\n$3\r\nSET\r\n$1\r\nn\r\n$2\r\n42\r\n" +
-		"*3\r\n$03\r\nSET\r\n$1\r\nm\r\n$1\r\nv\r\n" + // accepted, not canonical: logged as an image
 		"SET i inline\r\n" +
 		"*5\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\nv\r\n$2\r\nEX\r\n$2\r\n60\r\n" +
 		zaddRaw +
@@ -347,7 +348,6 @@ func TestJournalLogsRequestsAsReceived(t *testing.T) {
 	want := []string{
 		setRaw,
 		"*3\r\n$3\r\nSET\r\n$1\r\nn\r\n$2\r\n42\r\n",
-		"*3\r\n$3\r\nSET\r\n$1\r\nm\r\n$1\r\nv\r\n",
 		"*3\r\n$3\r\nSET\r\n$1\r\ni\r\n$6\r\ninline\r\n",
 		"*5\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\nv\r\n$4\r\nPXAT\r\n$13\r\n" + strconv.FormatInt(nowMs+60000, 10) + "\r\n",
 		"*2\r\n$3\r\nDEL\r\n$1\r\nz\r\n", // ZADD created z: see journalEffects
@@ -366,7 +366,7 @@ func TestJournalLogsRequestsAsReceived(t *testing.T) {
 	n, err := restored.replay(t, j.recs)
 	require.NoError(t, err)
 	require.Equal(t, len(j.recs), n)
-	for _, k := range []string{"k", "n", "m", "i", "x", "q"} {
+	for _, k := range []string{"k", "n", "i", "x", "q"} {
 		require.Equal(t, live.do(t, "GET", k), restored.do(t, "GET", k), k)
 		require.Equal(t, live.do(t, "PEXPIRETIME", k), restored.do(t, "PEXPIRETIME", k), k)
 	}

@@ -110,7 +110,8 @@ func parseRequest(b []byte, args [][]byte, lim limits) (out [][]byte, n int, per
 	return args, pos, "", 0
 }
 
-// parseLen parses the decimal in a "*n" or "$n" header (optional '-').
+// parseLen parses the decimal in a "*n" or "$n" header (optional '-'). As
+// Redis's string2ll, it refuses leading zeros and "-0".
 func parseLen(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) > maxHeaderDigits {
 		return 0, false
@@ -121,6 +122,9 @@ func parseLen(b []byte) (int64, bool) {
 		if len(b) == 0 {
 			return 0, false
 		}
+	}
+	if b[0] == '0' && (len(b) > 1 || neg) {
+		return 0, false
 	}
 	var n int64
 	for _, c := range b {

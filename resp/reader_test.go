@@ -206,3 +206,34 @@ func TestPartialResumes(t *testing.T) {
 	require.Equal(t, int64(1001), p.i)
 	require.Equal(t, len(req), p.rel)
 }
+
+// TestParseRequestLengthsAsRedis: the numbers of "*n" and "$n" headers are
+// read as Redis's processMultibulkBuffer reads them, with string2ll, which
+// refuses leading zeros and "-0": redis-server 7.0.15 replies a protocol
+// error and closes the connection, where ratekv ran "*01\r\n$04\r\nPING"
+// as PING.
+func TestParseRequestLengthsAsRedis(t *testing.T) {
+	lim := limits{maxBulk: 512 << 20, authed: true}
+	for i, tt := range []struct {
+		in      string
+		wantErr string
+		wantN   int
+	}{
+		0:  {in: "*01\r\n$4\r\nPING\r\n", wantErr: errProtoMultibulkLen},
+		1:  {in: "*00\r\n", wantErr: errProtoMultibulkLen},
+		2:  {in: "*-0\r\n", wantErr: errProtoMultibulkLen},
+		3:  {in: "*-01\r\n", wantErr: errProtoMultibulkLen},
+		4:  {in: "*1\r\n$04\r\nPING\r\n", wantErr: errProtoBulkLen},
+		5:  {in: "*1\r\n$00\r\n\r\n", wantErr: errProtoBulkLen},
+		6:  {in: "*1\r\n$-0\r\n", wantErr: errProtoBulkLen},
+		7:  {in: "*0\r\n", wantN: 4},
+		8:  {in: "*-1\r\n", wantN: 5},
+		9:  {in: "*-2\r\n", wantN: 5},
+		10: {in: "*1\r\n$0\r\n\r\n", wantN: 10},
+		11: {in: "*1\r\n$10\r\n0123456789\r\n", wantN: 21},
+	} {
+		_, n, perr, _ := parseRequest([]byte(tt.in), nil, lim)
+		require.Equal(t, tt.wantErr, perr, "step %d: %q", i, tt.in)
+		require.Equal(t, tt.wantN, n, "step %d: %q", i, tt.in)
+	}
+}
