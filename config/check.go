@@ -46,6 +46,8 @@ func intRange(lo, hi int64) func(string) (string, error) {
 	}
 }
 
+// oneOf is the check of an enum parameter. The error lists opts in the
+// order given, which for Redis's parameters is Redis's.
 func oneOf(opts ...string) func(string) (string, error) {
 	return func(v string) (string, error) {
 		lv := strings.ToLower(v)
@@ -56,6 +58,16 @@ func oneOf(opts ...string) func(string) (string, error) {
 		}
 		return "", fmt.Errorf("argument(s) must be one of the following: %s", strings.Join(opts, ", "))
 	}
+}
+
+// yesNo is the check of a boolean parameter, with Redis's error text
+// (boolConfigSet).
+func yesNo(v string) (string, error) {
+	switch lv := strings.ToLower(v); lv {
+	case "yes", "no":
+		return lv, nil
+	}
+	return "", errors.New("argument must be 'yes' or 'no'")
 }
 
 func memRange(lo, hi int64) func(string) (string, error) {

@@ -701,6 +701,27 @@ func TestConfigSet(t *testing.T) {
 	require.Contains(t, help, "+CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+GET <pattern>\r\n")
 }
 
+// TestConfigSetChoiceErrors: a yes/no parameter refuses another value with
+// Redis's boolConfigSet text, and an enum lists its values in Redis's
+// order (appendfsync: aof_fsync_enum is everysec, always, no); ratekv
+// listed "yes, no" and "always, everysec, no". The replies are
+// redis-server 7.0.15's.
+func TestConfigSetChoiceErrors(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	failed := func(name, reason string) string {
+		return svErr("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + reason)
+	}
+	runSvSteps(t, r, []svStep{
+		{[]string{"CONFIG", "SET", "stop-writes-on-bgsave-error", "maybe"}, failed("stop-writes-on-bgsave-error", "argument must be 'yes' or 'no'")},
+		{[]string{"CONFIG", "SET", "aof-load-truncated", "1"}, failed("aof-load-truncated", "argument must be 'yes' or 'no'")},
+		{[]string{"CONFIG", "SET", "appendfsync", "sometimes"}, failed("appendfsync", "argument(s) must be one of the following: everysec, always, no")},
+		{[]string{"CONFIG", "SET", "loglevel", "loud"}, failed("loglevel", "argument(s) must be one of the following: debug, verbose, notice, warning")},
+		{[]string{"CONFIG", "SET", "aof-load-truncated", "NO"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "aof-load-truncated"}, "*2\r\n$18\r\naof-load-truncated\r\n$2\r\nno\r\n"},
+		{[]string{"CONFIG", "SET", "appendfsync", "Always"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "appendfsync"}, "*2\r\n$11\r\nappendfsync\r\n$6\r\nalways\r\n"},
+	})
+}
 func TestParseConfigSet(t *testing.T) {
 	tests := []struct {
 		args    []string
