@@ -12,9 +12,9 @@ import (
 )
 
 // Shared plumbing of the differential tests (diff_test.go,
-// zset_diff_test.go, cmd_persist_test.go): the same commands go to a real
-// redis-server and to ratekv over raw connections, and the replies are
-// compared byte for byte.
+// zset_diff_test.go, mixed_diff_test.go, cmd_persist_test.go): the same
+// commands go to a real redis-server and to ratekv over raw connections,
+// and the replies are compared byte for byte.
 
 // redisAddr returns the address of the real redis-server to compare with,
 // or skips the test when RATEKV_REDIS_ADDR is unset.
@@ -58,7 +58,8 @@ type differ struct {
 	t          *testing.T
 	real, ours *rawConn
 	normalize  func(args []string, have, want string) (string, string)
-	maxFails   int // stop the test after this many mismatches
+	maxFails   int    // stop the test after this many mismatches
+	want       string // redis-server's reply to the last command
 	steps      int
 	failures   int
 }
@@ -68,6 +69,7 @@ func (d *differ) check(args []string) {
 	d.steps++
 	want := d.real.do(args...)
 	have := d.ours.do(args...)
+	d.want = want
 	if have != want && d.normalize != nil {
 		have, want = d.normalize(args, have, want)
 	}
