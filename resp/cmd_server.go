@@ -681,7 +681,10 @@ type configChange struct {
 // parseConfigSet validates the name/value pairs of CONFIG SET in Redis's
 // order: every name first (the first unknown, immutable or repeated one is
 // reported, under the name as given), then every value (reported under the
-// canonical name). Nothing is applied unless all pairs are valid.
+// canonical name). Nothing is applied unless all pairs are valid. A name
+// is repeated when it is given twice in any case; a parameter and its
+// alias are two names, as in Redis (each alias is a config entry of its
+// own there), and the later value wins.
 func parseConfigSet(pairs [][]byte) ([]configChange, string) {
 	if len(pairs)%2 != 0 {
 		return nil, errSyntax
@@ -696,8 +699,8 @@ func parseConfigSet(pairs [][]byte) ([]configChange, string) {
 		if !p.Mutable {
 			return nil, sprintf(errConfigImmutable, given)
 		}
-		for _, ch := range changes {
-			if ch.name == p.Name {
+		for j := 0; j < i; j += 2 {
+			if bytes.EqualFold(pairs[j], pairs[i]) {
 				return nil, sprintf(errConfigSet, given, errConfigDuplicate)
 			}
 		}

@@ -722,6 +722,27 @@ func TestConfigSetChoiceErrors(t *testing.T) {
 		{[]string{"CONFIG", "GET", "appendfsync"}, "*2\r\n$11\r\nappendfsync\r\n$6\r\nalways\r\n"},
 	})
 }
+
+// TestConfigSetAliasAndName: CONFIG SET may name a parameter and its alias
+// in one call, as in Redis, where an alias is a config entry of its own
+// (registerConfigValue): both apply, the later wins. ratekv refused it as
+// a duplicate parameter. A name given twice, in any case, is still one.
+// The replies are redis-server 7.0.15's.
+func TestConfigSetAliasAndName(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	failed := func(name, reason string) string {
+		return svErr("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + reason)
+	}
+	runSvSteps(t, r, []svStep{
+		{[]string{"CONFIG", "SET", "zset-max-ziplist-entries", "100", "zset-max-listpack-entries", "120"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "zset-max-listpack-entries"}, "*2\r\n$25\r\nzset-max-listpack-entries\r\n$3\r\n120\r\n"},
+		{[]string{"CONFIG", "SET", "zset-max-listpack-entries", "100", "ZSET-MAX-ZIPLIST-ENTRIES", "110"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "zset-max-ziplist-entries"}, "*2\r\n$24\r\nzset-max-ziplist-entries\r\n$3\r\n110\r\n"},
+		{[]string{"CONFIG", "SET", "zset-max-listpack-entries", "1", "ZSET-MAX-LISTPACK-ENTRIES", "2"}, failed("ZSET-MAX-LISTPACK-ENTRIES", "duplicate parameter")},
+		{[]string{"CONFIG", "SET", "zset-max-ziplist-entries", "1", "zset-max-listpack-entries", "x"}, failed("zset-max-listpack-entries", "argument couldn't be parsed into an integer")},
+		{[]string{"CONFIG", "GET", "zset-max-listpack-entries"}, "*2\r\n$25\r\nzset-max-listpack-entries\r\n$3\r\n110\r\n"},
+	})
+}
 func TestParseConfigSet(t *testing.T) {
 	tests := []struct {
 		args    []string
