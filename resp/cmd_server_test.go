@@ -743,6 +743,31 @@ func TestConfigSetAliasAndName(t *testing.T) {
 		{[]string{"CONFIG", "GET", "zset-max-listpack-entries"}, "*2\r\n$25\r\nzset-max-listpack-entries\r\n$3\r\n110\r\n"},
 	})
 }
+
+// TestConfigSetZsetValueIsMemory: zset-max-listpack-value is a memory
+// value in Redis (createSizeTConfig with MEMORY_CONFIG), so "1kb" sets
+// 1024 and a value that is not one is refused with Redis's text; ratekv
+// took only integers ("argument couldn't be parsed into an integer").
+// zset-max-listpack-entries stays an integer, as in Redis. The replies
+// are redis-server 7.0.15's.
+func TestConfigSetZsetValueIsMemory(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	failed := func(name, reason string) string {
+		return svErr("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + reason)
+	}
+	runSvSteps(t, r, []svStep{
+		{[]string{"CONFIG", "SET", "zset-max-listpack-value", "1kb"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "zset-max-listpack-value"}, "*2\r\n$23\r\nzset-max-listpack-value\r\n$4\r\n1024\r\n"},
+		{[]string{"CONFIG", "SET", "zset-max-ziplist-value", "1k"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "zset-max-ziplist-value"}, "*2\r\n$22\r\nzset-max-ziplist-value\r\n$4\r\n1000\r\n"},
+		{[]string{"CONFIG", "SET", "zset-max-listpack-value", "-1"}, failed("zset-max-listpack-value", "argument must be a memory value")},
+		{[]string{"CONFIG", "SET", "zset-max-listpack-value", " 1"}, failed("zset-max-listpack-value", "argument must be a memory value")},
+		{[]string{"CONFIG", "SET", "zset-max-listpack-entries", "1kb"}, failed("zset-max-listpack-entries", "argument couldn't be parsed into an integer")},
+		{[]string{"CONFIG", "SET", "zset-max-listpack-value", "0"}, "+OK\r\n"},
+	})
+	require.Equal(t, int64(0), ts.srv.cfg.Int("zset-max-listpack-value"))
+}
 func TestParseConfigSet(t *testing.T) {
 	tests := []struct {
 		args    []string
