@@ -675,13 +675,14 @@ func cmdConfigGet(c *Conn, args [][]byte) {
 // configChange is one validated CONFIG SET pair.
 type configChange struct {
 	name  string // canonical parameter name
+	shown string // the name errors give: the alias when it was given, as Redis names its entry
 	value string // as given
 }
 
 // parseConfigSet validates the name/value pairs of CONFIG SET in Redis's
 // order: every name first (the first unknown, immutable or repeated one is
 // reported, under the name as given), then every value (reported under the
-// canonical name). Nothing is applied unless all pairs are valid. A name
+// name in lower case, the alias's when the alias was given). Nothing is applied unless all pairs are valid. A name
 // is repeated when it is given twice in any case; a parameter and its
 // alias are two names, as in Redis (each alias is a config entry of its
 // own there), and the later value wins.
@@ -704,12 +705,16 @@ func parseConfigSet(pairs [][]byte) ([]configChange, string) {
 				return nil, sprintf(errConfigSet, given, errConfigDuplicate)
 			}
 		}
-		changes = append(changes, configChange{name: p.Name, value: string(pairs[i+1])})
+		shown := p.Name
+		if strings.EqualFold(string(pairs[i]), p.Alias) {
+			shown = p.Alias
+		}
+		changes = append(changes, configChange{name: p.Name, shown: shown, value: string(pairs[i+1])})
 	}
 	for _, ch := range changes {
 		p, _ := config.Lookup(ch.name)
 		if _, err := p.Check(ch.value); err != nil {
-			return nil, sprintf(errConfigSet, ch.name, sanitizeErr([]byte(err.Error())))
+			return nil, sprintf(errConfigSet, ch.shown, sanitizeErr([]byte(err.Error())))
 		}
 	}
 	return changes, ""
@@ -743,7 +748,7 @@ func cmdConfigSet(c *Conn, args [][]byte) {
 			for j := i - 1; j >= 0; j-- { // all or nothing, as Redis
 				cfg.Set(changes[j].name, old[j])
 			}
-			c.WriteError(configSetError(ch.name, err))
+			c.WriteError(configSetError(ch.shown, err))
 			return
 		}
 	}

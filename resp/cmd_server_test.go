@@ -768,14 +768,34 @@ func TestConfigSetZsetValueIsMemory(t *testing.T) {
 	})
 	require.Equal(t, int64(0), ts.srv.cfg.Int("zset-max-listpack-value"))
 }
+
+// TestConfigSetErrorNamesTheAlias: a bad value is reported under the
+// parameter's name as Redis spells it, lower case, and the alias's when
+// the alias was given (Redis's alias is an entry of its own, named by the
+// alias); ratekv named the parameter the alias stands for. The replies are
+// redis-server 7.0.15's.
+func TestConfigSetErrorNamesTheAlias(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	failed := func(name, reason string) string {
+		return svErr("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + reason)
+	}
+	runSvSteps(t, r, []svStep{
+		{[]string{"CONFIG", "SET", "zset-max-ziplist-value", "-1"}, failed("zset-max-ziplist-value", "argument must be a memory value")},
+		{[]string{"CONFIG", "SET", "ZSET-MAX-ZIPLIST-ENTRIES", "x"}, failed("zset-max-ziplist-entries", "argument couldn't be parsed into an integer")},
+		{[]string{"CONFIG", "SET", "timeout", "1", "Zset-Max-Ziplist-Entries", "x"}, failed("zset-max-ziplist-entries", "argument couldn't be parsed into an integer")},
+		{[]string{"CONFIG", "SET", "zset-max-listpack-entries", "x"}, failed("zset-max-listpack-entries", "argument couldn't be parsed into an integer")},
+		{[]string{"CONFIG", "SET", "TIMEOUT", "x"}, failed("timeout", "argument couldn't be parsed into an integer")},
+	})
+}
+
 func TestParseConfigSet(t *testing.T) {
 	tests := []struct {
 		args    []string
 		want    []configChange
 		wantErr string
 	}{
-		{[]string{"timeout", "5"}, []configChange{{"timeout", "5"}}, ""},
-		{[]string{"TIMEOUT", "5", "maxclients", "9"}, []configChange{{"timeout", "5"}, {"maxclients", "9"}}, ""},
+		{[]string{"timeout", "5"}, []configChange{{"timeout", "timeout", "5"}}, ""},
+		{[]string{"TIMEOUT", "5", "maxclients", "9"}, []configChange{{"timeout", "timeout", "5"}, {"maxclients", "maxclients", "9"}}, ""},
 		{[]string{"timeout"}, nil, errSyntax},
 		{[]string{"a\r\nb", "1"}, nil, "ERR Unknown option or number of arguments for CONFIG SET - 'a  b'"},
 		{[]string{"timeout", "x", "nosuch", "1"}, nil, "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'"},
