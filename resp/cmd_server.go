@@ -262,6 +262,14 @@ var commandMeta = map[string]struct{ acl, tips []string }{
 	"ttl":                     {tips: []string{"nondeterministic_output"}},
 	"pttl":                    {tips: []string{"nondeterministic_output"}},
 	"client":                  {acl: []string{"connection"}},
+	"client|info":             {tips: []string{"nondeterministic_output"}},
+	"client|list":             {tips: []string{"nondeterministic_output"}},
+	"readonly":                {acl: []string{"connection"}},
+	"readwrite":               {acl: []string{"connection"}},
+	"dump":                    {tips: []string{"nondeterministic_output"}},
+	"restore":                 {acl: []string{"dangerous"}},
+	"zrandmember":             {tips: []string{"nondeterministic_output"}},
+	"zscan":                   {tips: []string{"nondeterministic_output"}},
 }
 
 // categories returns cmd's ACL categories (without '@') in Redis's order.

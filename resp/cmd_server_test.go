@@ -110,6 +110,31 @@ func TestCommandInfoMatchesRedis(t *testing.T) {
 	}
 }
 
+// TestCommandInfoTipsAndCategories: the command tips and ACL categories
+// Redis's own table gives these commands, as redis-server 7.0.15's COMMAND
+// INFO reports them; ratekv left out the tips, @dangerous of RESTORE and
+// @connection of READONLY and READWRITE.
+func TestCommandInfoTipsAndCategories(t *testing.T) {
+	for i, tt := range []struct {
+		name      string
+		acl, tips []string
+	}{
+		0: {"dump", []string{"keyspace", "read", "slow"}, []string{"nondeterministic_output"}},
+		1: {"restore", []string{"keyspace", "write", "slow", "dangerous"}, nil},
+		2: {"zrandmember", []string{"read", "sortedset", "slow"}, []string{"nondeterministic_output"}},
+		3: {"zscan", []string{"read", "sortedset", "slow"}, []string{"nondeterministic_output"}},
+		4: {"readonly", []string{"fast", "connection"}, nil},
+		5: {"readwrite", []string{"fast", "connection"}, nil},
+		6: {"client|info", []string{"slow", "connection"}, []string{"nondeterministic_output"}},
+		7: {"client|list", []string{"admin", "slow", "dangerous", "connection"}, []string{"nondeterministic_output"}},
+	} {
+		cmd := lookupCommandPath([]byte(tt.name))
+		require.NotNil(t, cmd, tt.name)
+		require.Equal(t, tt.acl, cmd.categories(), "step %d: %s", i, tt.name)
+		require.Equal(t, tt.tips, commandMeta[tt.name].tips, "step %d: %s", i, tt.name)
+	}
+}
+
 // TestCommandInfoKeySpecs checks the key positions and key specs derived
 // from the table for shapes Redis describes the same way.
 func TestCommandInfoKeySpecs(t *testing.T) {
