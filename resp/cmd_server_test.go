@@ -551,6 +551,49 @@ func TestInfoCounters(t *testing.T) {
 	require.Equal(t, []string{"cmdstat_config"}, stats, "only RESETSTAT itself is left")
 }
 
+// TestInfoCommandstatsOfExec: EXEC's call is counted on EXEC, and its
+// failed_calls only when EXEC itself replies an error, as in Redis (call
+// counts each command once, and a queued command's error on that
+// command). ratekv charged EXEC's call to the last command it ran (INCR
+// calls=4 where Redis says 2, EXEC calls=1 where Redis says 3) and counted
+// an EXEC failed when a queued command failed. The counts are those
+// redis-server 7.0.15 reports for the same session.
+func TestInfoCommandstatsOfExec(t *testing.T) {
+	ts := newTestServer(t)
+	ts.srv.resetStats()
+	r := ts.raw(t)
+	for i, s := range []struct {
+		args []string
+		want string
+	}{
+		0:  {a("SET", "k", "v"), "+OK\r\n"},
+		1:  {a("MULTI"), "+OK\r\n"},
+		2:  {a("INCR", "k"), "+QUEUED\r\n"},
+		3:  {a("EXEC"), "*1\r\n" + errReply(errNotInt)},
+		4:  {a("MULTI"), "+OK\r\n"},
+		5:  {a("GET"), "-ERR wrong number of arguments for 'get' command\r\n"},
+		6:  {a("EXEC"), errReply(errExecAbort)},
+		7:  {a("MULTI"), "+OK\r\n"},
+		8:  {a("SET", "k", "1"), "+QUEUED\r\n"},
+		9:  {a("INCR", "k"), "+QUEUED\r\n"},
+		10: {a("EXEC"), "*2\r\n+OK\r\n:2\r\n"},
+	} {
+		require.Equal(t, s.want, r.do(s.args...), "step %d: %q", i, s.args)
+	}
+	text := r.do("INFO", "commandstats")
+	f := infoFields(t, text[strings.Index(text, "\r\n")+2:])
+	for field, want := range map[string]string{
+		"cmdstat_exec":  "calls=3,rejected_calls=0,failed_calls=1",
+		"cmdstat_incr":  "calls=2,rejected_calls=0,failed_calls=1",
+		"cmdstat_set":   "calls=2,rejected_calls=0,failed_calls=0",
+		"cmdstat_multi": "calls=3,rejected_calls=0,failed_calls=0",
+		"cmdstat_get":   "calls=0,rejected_calls=1,failed_calls=0",
+	} {
+		have := regexp.MustCompile(`,usec=[0-9]+,usec_per_call=[0-9.]+`).ReplaceAllString(f[field], "")
+		require.Equal(t, want, have, field)
+	}
+}
+
 func TestInstantaneousRate(t *testing.T) {
 	var st serverStats
 	const ms = int64(time.Millisecond)

@@ -687,9 +687,18 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 		c.journalEffects(cmd, args)
 	}
 	c.unlock()
+	if cmd != c.statCmd {
+		// EXEC ran other commands, each counted already: this call is
+		// EXEC's, not the last of them.
+		c.flushCmdStats()
+		c.statCmd, c.statNs = cmd, 0
+	}
 	c.statCalls++
 	if c.cmdFailed {
+		// Counted once, on the command whose own reply failed: EXEC only
+		// for its own error, not a queued command's.
 		cmd.failed.Add(1)
+		c.cmdFailed = false
 	}
 }
 
