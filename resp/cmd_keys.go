@@ -211,7 +211,7 @@ func (c *Conn) expireGeneric(args [][]byte, sec bool, base int64, name string) {
 	st := c.srv.store
 	key := args[1]
 	sh := c.keyShard(key)
-	e := st.LookupIn(sh, key, c.nowMs)
+	e := st.LookupWriteIn(sh, key, c.nowMs)
 	if e == nil {
 		c.WriteInt(0)
 		return
@@ -279,7 +279,7 @@ func (c *Conn) ttlGeneric(key []byte, ms, abs bool) {
 // PERSIST key
 func cmdPersist(c *Conn, args [][]byte) {
 	st := c.srv.store
-	e := st.Lookup(args[1], c.nowMs)
+	e := st.LookupWrite(args[1], c.nowMs)
 	if e == nil || e.ExpireAt() == 0 {
 		c.WriteInt(0)
 		return
@@ -456,12 +456,12 @@ func cmdRenamenx(c *Conn, args [][]byte) { c.renameGeneric(args[1], args[2], tru
 // itself succeeds (RENAME) or replies 0 (RENAMENX) when the key exists.
 func (c *Conn) renameGeneric(src, dst []byte, nx bool) {
 	st := c.srv.store
-	if st.Lookup(src, c.nowMs) == nil {
+	if st.LookupWrite(src, c.nowMs) == nil {
 		c.WriteError(errNoSuchKey)
 		return
 	}
 	same := bytes.Equal(src, dst)
-	if same || (nx && st.Lookup(dst, c.nowMs) != nil) {
+	if same || (nx && st.LookupWrite(dst, c.nowMs) != nil) {
 		if nx {
 			c.WriteInt(0)
 		} else {

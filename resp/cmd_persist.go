@@ -218,7 +218,7 @@ func cmdRestore(c *Conn, args [][]byte) {
 	}
 	st := c.srv.store
 	key := args[1]
-	if !o.replace && st.Lookup(key, c.nowMs) != nil {
+	if !o.replace && st.LookupWrite(key, c.nowMs) != nil {
 		c.WriteError(errBusyKey)
 		return
 	}

@@ -594,6 +594,71 @@ func TestInfoCommandstatsOfExec(t *testing.T) {
 	}
 }
 
+// TestKeyspaceHitsOfWrites: keyspace_hits and keyspace_misses count the
+// lookups of reads, and of the writes that read the value they reply
+// (GETEX, GETDEL, GETSET, SET ... GET), as Redis's lookupKeyRead does;
+// the other writes look their keys up without counting (lookupKeyWrite).
+// ratekv counted every lookup: INCR, ZADD, EXPIRE, RENAME (twice), SET NX
+// and the like moved them too. The deltas are redis-server 7.0.15's, each
+// after SET a 1, ZADD z 1 m 2 n, SET n 5. (ratekv's own commands, which
+// Redis has no rule for, count as before.)
+func TestKeyspaceHitsOfWrites(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	stats := func() (hits, misses string) {
+		text := r.do("INFO", "stats")
+		f := infoFields(t, text[strings.Index(text, "\r\n")+2:])
+		return f["keyspace_hits"], f["keyspace_misses"]
+	}
+	for i, tt := range []struct {
+		args         []string
+		hits, misses int
+	}{
+		0:  {a("GET", "a"), 1, 0},
+		1:  {a("GET", "nokey"), 0, 1},
+		2:  {a("INCR", "n"), 0, 0},
+		3:  {a("INCR", "nokey"), 0, 0},
+		4:  {a("INCRBYFLOAT", "n", "1"), 0, 0},
+		5:  {a("APPEND", "a", "x"), 0, 0},
+		6:  {a("SETRANGE", "a", "0", "x"), 0, 0},
+		7:  {a("SET", "a", "1", "NX"), 0, 0},
+		8:  {a("SETNX", "a", "1"), 0, 0},
+		9:  {a("MSETNX", "e", "1", "a", "2"), 0, 0},
+		10: {a("SET", "a", "1", "GET"), 1, 0},
+		11: {a("GETSET", "a", "2"), 1, 0},
+		12: {a("GETEX", "a", "PERSIST"), 1, 0},
+		13: {a("GETDEL", "nokey"), 0, 1},
+		14: {a("ZADD", "z", "1", "m"), 0, 0},
+		15: {a("ZINCRBY", "z", "1", "m"), 0, 0},
+		16: {a("ZREM", "z", "m"), 0, 0},
+		17: {a("ZPOPMIN", "z"), 0, 0},
+		18: {a("ZREMRANGEBYSCORE", "z", "0", "1"), 0, 0},
+		19: {a("ZSCORE", "z", "m"), 1, 0},
+		20: {a("ZRANGE", "nokey", "0", "-1"), 0, 1},
+		21: {a("EXPIRE", "a", "100"), 0, 0},
+		22: {a("EXPIRE", "nokey", "100"), 0, 0},
+		23: {a("PERSIST", "a"), 0, 0},
+		24: {a("RENAME", "a", "b"), 0, 0},
+		25: {a("RENAMENX", "a", "z"), 0, 0},
+		26: {a("TTL", "a"), 1, 0},
+		27: {a("TOUCH", "a", "nokey"), 1, 1},
+		28: {a("DUMP", "a"), 1, 0},
+		29: {a("RESTORE", "a", "0", "x"), 0, 0},
+	} {
+		for _, setup := range [][]string{a("FLUSHALL"), a("SET", "a", "1"), a("ZADD", "z", "1", "m", "2", "n"), a("SET", "n", "5")} {
+			r.do(setup...)
+		}
+		h0, m0 := stats()
+		r.do(tt.args...)
+		h1, m1 := stats()
+		dh, _ := strconv.Atoi(h1)
+		dm, _ := strconv.Atoi(m1)
+		hh, _ := strconv.Atoi(h0)
+		mm, _ := strconv.Atoi(m0)
+		require.Equal(t, [2]int{tt.hits, tt.misses}, [2]int{dh - hh, dm - mm}, "step %d: %q (hits, misses)", i, tt.args)
+	}
+}
+
 func TestInstantaneousRate(t *testing.T) {
 	var st serverStats
 	const ms = int64(time.Millisecond)

@@ -70,9 +70,22 @@ func init() {
 
 // lookupString returns the live entry of key, nil when the key does not
 // exist. When key holds another kind of value it replies WRONGTYPE and
-// returns ok false.
+// returns ok false. The lookup counts as a keyspace hit or miss: it is a
+// read's, or that of a write that replies the value (GETSET, GETDEL).
 func (c *Conn) lookupString(key []byte) (e *shards.Entry, ok bool) {
-	e = c.srv.store.LookupIn(c.keyShard(key), key, c.nowMs)
+	return c.stringEntry(c.srv.store.LookupIn(c.keyShard(key), key, c.nowMs))
+}
+
+// lookupStringToWrite is lookupString for a command that writes key
+// without replying its value: not counted in keyspace_hits or
+// keyspace_misses, as Redis's lookupKeyWrite.
+func (c *Conn) lookupStringToWrite(key []byte) (e *shards.Entry, ok bool) {
+	return c.stringEntry(c.srv.store.LookupWriteIn(c.keyShard(key), key, c.nowMs))
+}
+
+// stringEntry is e when it is a string (or nil); else it replies
+// WRONGTYPE and returns ok false.
+func (c *Conn) stringEntry(e *shards.Entry) (*shards.Entry, bool) {
 	if e != nil && e.Kind() != shards.KindString {
 		c.WriteError(errWrongType)
 		return nil, false
@@ -245,7 +258,12 @@ func (c *Conn) setGeneric(key, val []byte, o setOpts, name string, intReply bool
 	st := c.srv.store
 	sh := c.keyShard(key)
 	if o.flags&(setNX|setXX|setGet) != 0 {
-		e := st.LookupIn(sh, key, c.nowMs)
+		var e *shards.Entry
+		if o.flags&setGet != 0 {
+			e = st.LookupIn(sh, key, c.nowMs) // a read: it replies the value
+		} else {
+			e = st.LookupWriteIn(sh, key, c.nowMs)
+		}
 		if o.flags&setGet != 0 {
 			switch {
 			case e == nil:
@@ -396,7 +414,7 @@ func cmdMsetnx(c *Conn, args [][]byte) {
 	}
 	st := c.srv.store
 	for i := 1; i < len(args); i += 2 {
-		if st.Lookup(args[i], c.nowMs) != nil {
+		if st.LookupWrite(args[i], c.nowMs) != nil {
 			c.WriteInt(0)
 			return
 		}
@@ -451,7 +469,7 @@ func cmdDecrby(c *Conn, args [][]byte) {
 func (c *Conn) incrBy(key []byte, by int64) {
 	st := c.srv.store
 	sh := c.keyShard(key)
-	e := st.LookupIn(sh, key, c.nowMs)
+	e := st.LookupWriteIn(sh, key, c.nowMs)
 	if e == nil {
 		e, _ = st.PutIn(sh, key, c.nowMs)
 		st.SetInt(e, by)
@@ -487,7 +505,7 @@ func (c *Conn) incrBy(key []byte, by int64) {
 // deadline.
 func cmdIncrbyfloat(c *Conn, args [][]byte) {
 	key := args[1]
-	e, ok := c.lookupString(key)
+	e, ok := c.lookupStringToWrite(key)
 	if !ok {
 		return
 	}
@@ -536,7 +554,7 @@ func (c *Conn) checkStringLength(size, add int64) bool {
 // APPEND key value
 func cmdAppend(c *Conn, args [][]byte) {
 	key, val := args[1], args[2]
-	e, ok := c.lookupString(key)
+	e, ok := c.lookupStringToWrite(key)
 	if !ok {
 		return
 	}
@@ -648,7 +666,7 @@ func cmdSetrange(c *Conn, args [][]byte) {
 		return
 	}
 	key, val := args[1], args[3]
-	e, ok := c.lookupString(key)
+	e, ok := c.lookupStringToWrite(key)
 	if !ok {
 		return
 	}

@@ -83,9 +83,20 @@ func init() {
 
 // lookupZSet returns the live sorted set of key (nil when the key does not
 // exist). When key holds another kind it replies WRONGTYPE and returns ok
-// false.
+// false. The lookup, a read's, counts as a keyspace hit or miss.
 func (c *Conn) lookupZSet(key []byte) (z *shards.ZSet, ok bool) {
-	e := c.srv.store.LookupIn(c.keyShard(key), key, c.nowMs)
+	return c.zsetEntry(c.srv.store.LookupIn(c.keyShard(key), key, c.nowMs))
+}
+
+// lookupZSetToWrite is lookupZSet for a command that writes key: not
+// counted in keyspace_hits or keyspace_misses, as Redis's lookupKeyWrite.
+func (c *Conn) lookupZSetToWrite(key []byte) (z *shards.ZSet, ok bool) {
+	return c.zsetEntry(c.srv.store.LookupWriteIn(c.keyShard(key), key, c.nowMs))
+}
+
+// zsetEntry is the sorted set of e (nil for nil); for another kind it
+// replies WRONGTYPE and returns ok false.
+func (c *Conn) zsetEntry(e *shards.Entry) (z *shards.ZSet, ok bool) {
 	if e == nil {
 		return nil, true
 	}
@@ -285,7 +296,7 @@ func zaddGeneric(c *Conn, args [][]byte, incr bool) {
 	}
 	key := args[1]
 	st := c.srv.store
-	z, ok := c.lookupZSet(key)
+	z, ok := c.lookupZSetToWrite(key)
 	if !ok {
 		return
 	}
@@ -343,7 +354,7 @@ func zaddGeneric(c *Conn, args [][]byte, incr bool) {
 
 // ZREM key member [member ...]
 func cmdZrem(c *Conn, args [][]byte) {
-	z, ok := c.lookupZSet(args[1])
+	z, ok := c.lookupZSetToWrite(args[1])
 	if !ok {
 		return
 	}
@@ -735,7 +746,7 @@ func cmdZremrangebyrank(c *Conn, args [][]byte) {
 }
 
 func zremrangeGeneric(c *Conn, key []byte, span func(*shards.ZSet) (int, int)) {
-	z, ok := c.lookupZSet(key)
+	z, ok := c.lookupZSetToWrite(key)
 	if !ok {
 		return
 	}
@@ -771,7 +782,7 @@ func zpopGeneric(c *Conn, args [][]byte, max bool) {
 		}
 		count = n
 	}
-	z, ok := c.lookupZSet(args[1])
+	z, ok := c.lookupZSetToWrite(args[1])
 	if !ok {
 		return
 	}

@@ -153,6 +153,28 @@ func (s *Store) LookupIn(sh *Shard, key []byte, nowMs int64) *Entry {
 	return e
 }
 
+// LookupWrite is Lookup for a command that writes key: the same entry,
+// but not counted as a keyspace hit or miss, as Redis counts only the
+// lookups of reads (lookupKeyRead, not lookupKeyWrite). A write that
+// replies the value it read (GETSET, GETDEL) uses Lookup. Requires key's
+// shard held.
+func (s *Store) LookupWrite(key []byte, nowMs int64) *Entry {
+	return s.LookupWriteIn(s.shardOf(key), key, nowMs)
+}
+
+// LookupWriteIn is LookupWrite in sh, key's shard (see Shard).
+func (s *Store) LookupWriteIn(sh *Shard, key []byte, nowMs int64) *Entry {
+	e, p := sh.find(key, hashKey(key))
+	if e == nil {
+		return nil
+	}
+	if e.expireAt != 0 && e.expireAt <= nowMs {
+		sh.reclaim(key, e, p)
+		return nil
+	}
+	return e
+}
+
 // LookupAny is Lookup for a command that is about to overwrite the value:
 // it returns the entry even when it has expired (live false) instead of
 // deleting it, so that the caller can reuse it with Reuse — no index
@@ -350,7 +372,7 @@ func (sh *Shard) removeEntry(key []byte, e *Entry, p int) {
 // Rename moves the value of src to dst (replacing dst), keeping its
 // deadline. Requires both shards held. Reports false if src is absent.
 func (s *Store) Rename(src, dst []byte, nowMs int64) bool {
-	e := s.Lookup(src, nowMs)
+	e := s.LookupWrite(src, nowMs)
 	if e == nil {
 		return false
 	}
