@@ -165,7 +165,7 @@ func cmdHello(c *Conn, args [][]byte) {
 			}
 			i++
 		default:
-			c.WriteError(sprintf(errHelloOption, sanitizeErr(args[i])))
+			c.WriteError(sprintf(errHelloOption, errArg(args[i])))
 			return
 		}
 	}
@@ -257,7 +257,7 @@ func cmdClientGetname(c *Conn, args [][]byte) {
 func cmdClientSetinfo(c *Conn, args [][]byte) {
 	attr := strings.ToLower(string(args[2]))
 	if attr != "lib-name" && attr != "lib-ver" {
-		c.WriteError(sprintf(errClientOption, sanitizeErr(args[2])))
+		c.WriteError(sprintf(errClientOption, errArg(args[2])))
 		return
 	}
 	if !validClientName(args[3]) {
@@ -346,7 +346,7 @@ func (c *Conn) clientList(opts [][]byte) {
 			switch typ {
 			case "normal", "master", "replica", "slave", "pubsub":
 			default:
-				c.WriteError(sprintf(errClientType, sanitizeErr(opts[i+1])))
+				c.WriteError(sprintf(errClientType, errArg(opts[i+1])))
 				return
 			}
 			i++
@@ -424,12 +424,12 @@ func (c *Conn) clientKill(opts [][]byte) {
 			case "master", "replica", "slave", "pubsub":
 				none = true // every client here is a normal one
 			default:
-				c.WriteError(sprintf(errClientType, sanitizeErr(v)))
+				c.WriteError(sprintf(errClientType, errArg(v)))
 				return
 			}
 		case "user":
 			if string(v) != "default" {
-				c.WriteError(sprintf(errNoSuchUser, sanitizeErr(v)))
+				c.WriteError(sprintf(errNoSuchUser, errArg(v)))
 				return
 			}
 		case "skipme":

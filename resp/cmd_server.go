@@ -700,7 +700,7 @@ func parseConfigSet(pairs [][]byte) ([]configChange, string) {
 	}
 	changes := make([]configChange, 0, len(pairs)/2)
 	for i := 0; i < len(pairs); i += 2 {
-		given := sanitizeErr(pairs[i])
+		given := errArg(pairs[i])
 		p, ok := config.Lookup(string(pairs[i]))
 		if !ok {
 			return nil, sprintf(errConfigUnknown, given)

@@ -833,6 +833,7 @@ func unknownCommand(args [][]byte) string {
 		if b.Len() >= 128 {
 			break
 		}
+		a = cstr(a)
 		if room := 128 - b.Len(); len(a) > room {
 			a = a[:room]
 		}
@@ -840,12 +841,18 @@ func unknownCommand(args [][]byte) string {
 		b.Write(sanitizeErr(a))
 		b.WriteString("' ")
 	}
-	name := args[0]
+	name := cstr(args[0])
 	if len(name) > 128 {
 		name = name[:128]
 	}
 	return fmt.Sprintf(errUnknownCommand, sanitizeErr(name), b.String())
 }
+
+// errArg is an argument as Redis prints it into an error with %s: a C
+// string, which ends at its first NUL byte, with CR and LF made spaces
+// (sanitizeErr). Errors that redis-cell formats (Rust strings) keep the
+// whole argument and use sanitizeErr alone.
+func errArg(b []byte) []byte { return sanitizeErr(cstr(b)) }
 
 // sanitizeErr replaces CR and LF, which would break an error line.
 func sanitizeErr(b []byte) []byte {

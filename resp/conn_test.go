@@ -578,3 +578,29 @@ func TestClientSubcommandErrors(t *testing.T) {
 		require.Equal(t, tt.want, r.do(tt.args...), "step %d: %q", i, tt.args)
 	}
 }
+
+// TestErrorArgumentsEndAtNUL: an argument that Redis prints into an error
+// with %s is a C string there, cut at its first NUL byte; ratekv printed
+// the whole argument, NUL and all. (CL.THROTTLE's errors are redis-cell's,
+// whose Rust strings are not cut, and stay whole: step 9.) The other
+// replies are redis-server 7.0.15's.
+func TestErrorArgumentsEndAtNUL(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	for i, tt := range []struct {
+		args []string
+		want string
+	}{
+		0: {a("GET\x00x", "k"), "-ERR unknown command 'GET', with args beginning with: 'k' \r\n"},
+		1: {a("FOO", "a\x00b", "\x00"), "-ERR unknown command 'FOO', with args beginning with: 'a' '' \r\n"},
+		2: {a("CLIENT", "a\x00b"), "-ERR unknown subcommand 'a'. Try CLIENT HELP.\r\n"},
+		3: {a("CONFIG", "a\x00b"), "-ERR unknown subcommand 'a'. Try CONFIG HELP.\r\n"},
+		4: {a("CONFIG", "SET", "timeout\x00x", "1"), "-ERR Unknown option or number of arguments for CONFIG SET - 'timeout'\r\n"},
+		5: {a("CLIENT", "LIST", "TYPE", "a\x00b"), "-ERR Unknown client type 'a'\r\n"},
+		6: {a("CLIENT", "KILL", "TYPE", "a\x00b"), "-ERR Unknown client type 'a'\r\n"},
+		7: {a("CLIENT", "KILL", "USER", "a\x00b"), "-ERR No such user 'a'\r\n"},
+		8: {a("HELLO", "2", "a\x00b"), "-ERR Syntax error in HELLO option 'a'\r\n"},
+		9: {a("CL.THROTTLE", "k", "a\x00b", "1", "1"), "-Cell error: Store error: Couldn't parse as integer: a\x00b\r\n"},
+	} {
+		require.Equal(t, tt.want, r.do(tt.args...), "step %d: %q", i, tt.args)
+	}
+}

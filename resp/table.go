@@ -120,7 +120,7 @@ func lookupIn(table map[string]*Command, name []byte) *Command {
 func (cmd *Command) subcommand(args [][]byte) (sub *Command, msg string) {
 	sub = lookupIn(cmd.subs, args[1])
 	if sub == nil {
-		name := args[1]
+		name := cstr(args[1])
 		if len(name) > 128 {
 			name = name[:128]
 		}
