@@ -1391,14 +1391,11 @@ const (
 // While the initial append-only file is written (appendonly was switched
 // on and its first rewrite has not completed) it fails with
 // ErrFirstRewrite, as Redis refuses to exit then: the log is no copy of
-// the data yet.
+// the data yet. It does so after the final snapshot, which SHUTDOWN FORCE
+// (exiting on that error) needs, as Redis exits from AOF_WAIT_REWRITE
+// with FORCE once its RDB file is saved; checked before, it skipped the
+// snapshot and every write since the last one was lost.
 func (m *Manager) PrepareShutdown(mode SaveMode) error {
-	m.mu.Lock()
-	first := m.first
-	m.mu.Unlock()
-	if first {
-		return ErrFirstRewrite
-	}
 	if m.finalSave(mode) {
 		m.mu.Lock()
 		for m.bgsaving || m.saving {
@@ -1424,8 +1421,11 @@ func (m *Manager) PrepareShutdown(mode SaveMode) error {
 		}
 	}
 	m.mu.Lock()
-	l := m.log
+	l, first := m.log, m.first
 	m.mu.Unlock()
+	if first {
+		return ErrFirstRewrite
+	}
 	if l != nil {
 		if err := l.Flush(); err != nil {
 			return fmt.Errorf("append-only file: %w", err)
