@@ -592,14 +592,18 @@ func (l *Log) Close() error {
 	l.mu.Unlock()
 	close(l.stop)
 	<-l.done
+	// A switch the final flush could not make: its file is closed too
+	// (it stays on disk, named in no manifest or as an empty file).
 	l.wmu.Lock()
 	if r := l.rotPending; r != nil {
 		notify(r.done, ErrClosed) // unless the final flush's error is there
+		r.f.Close()
 	}
 	l.wmu.Unlock()
 	l.mu.Lock()
 	if r := l.rot; r != nil {
 		notify(r.done, ErrClosed)
+		r.f.Close()
 	}
 	l.closed = true
 	err := l.err

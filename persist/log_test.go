@@ -718,6 +718,30 @@ func TestRotateRefusedWhileASwitchIsPending(t *testing.T) {
 	}
 }
 
+// TestCloseClosesThePendingRotationsFile: a log closed while its switch
+// to a new file waits for the disk (CONFIG SET appendonly no during a
+// rewrite on a failing disk) closes that file too; the new file was left
+// open, one descriptor lost per switch.
+func TestCloseClosesThePendingRotationsFile(t *testing.T) {
+	for i, failing := range []bool{true, false} {
+		f := &memFile{failWrite: syscall.EIO}
+		next := &memFile{}
+		l := openLog(f, "one", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+		l.Append(rec("SET", "a", "1"))
+		_, done, err := l.Rotate(next, "two", 0, nil)
+		require.NoError(t, err)
+		require.ErrorIs(t, <-done, syscall.EIO)
+		if !failing {
+			f.set(func(f *memFile) { f.failWrite = nil }) // the final flush switches
+		}
+		l.Close()
+		next.mu.Lock()
+		closed := next.closed
+		next.mu.Unlock()
+		require.True(t, closed, "case %d: the pending rotation's file is closed", i)
+	}
+}
+
 // TestRetryOnEveryTick: while the disk fails, the writer retries on each
 // tick of its once-a-second ticker, also when the tick comes a little less
 // than retryEvery after the last attempt (which started late: the ticks
