@@ -686,6 +686,7 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 	if journal && c.changeCount() != before {
 		c.journalEffects(cmd, args)
 	}
+	c.jcur = nil // as jref once settled: a detached log is not kept alive
 	c.unlock()
 	if cmd != c.statCmd {
 		// EXEC ran other commands, each counted already: this call is

@@ -1,8 +1,10 @@
 package resp
 
 import (
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/require"
 )
@@ -53,4 +55,23 @@ func TestDrainJournalWaitsForHeldShards(t *testing.T) {
 	}
 	require.Equal(t, "+OK\r\n", s.do(t, "SET", "k", "v"))
 	require.Empty(t, j.recs, "detached: nothing journaled")
+}
+
+// A connection keeps no journal that was detached (CONFIG SET appendonly
+// no): once its batch is settled, the closed log, with its buffers, can be
+// collected, however long the connection then stays idle.
+func TestDetachedJournalNotKeptByAnIdleConnection(t *testing.T) {
+	s := newSocketless(t, newFakeClock(), nil)
+	j := &recordingJournal{}
+	s.srv.SetJournal(j)
+	require.Equal(t, "+OK\r\n", s.do(t, "SET", "k", "v"))
+	require.NoError(t, s.c.syncJournal()) // the end of its batch
+	require.Len(t, j.recs, 1)
+	s.srv.SetJournal(nil)
+	w := weak.Make(j)
+	j = nil
+	runtime.GC()
+	runtime.GC()
+	require.Nil(t, w.Value(), "the idle connection still holds the detached journal")
+	runtime.KeepAlive(s.c)
 }

@@ -711,7 +711,7 @@ func (l *eventLoop) unparkAll(done []unpark) {
 			if !c.parked || c.fd < 0 {
 				continue // finished by finishParked, or killed or closed meanwhile
 			}
-			c.parked = false
+			c.parked, c.parkRef = false, nil
 			if u.err != nil {
 				c.dropReplies(u.err)
 				l.drop(c)
