@@ -40,15 +40,17 @@ func (s *Server) SetPersistence(m *persist.Manager) { s.persist = m }
 
 // setAppendOnly switches the append-only log on or off (CONFIG SET
 // appendonly; see persist/aof_switch.go) and returns the error reply, or
-// "". Switching to the current state does nothing. Inside a transaction a
-// switch is refused: EXEC holds shards, and switching off waits for every
-// shard (drainJournal); Redis schedules it instead.
+// "". Switching to the current state does nothing; it still waits for a
+// switch in progress (SetAppendOnly), so that a reply to appendonly no
+// always means the log is closed. Inside a transaction a switch is
+// refused: EXEC holds shards, and switching off waits for every shard
+// (drainJournal); Redis schedules it instead.
 func (c *Conn) setAppendOnly(on bool) string {
 	s := c.srv
-	if s.persist.AppendOnly() == on {
-		return ""
-	}
 	if c.inExec {
+		if s.persist.AppendOnly() == on {
+			return ""
+		}
 		return errAppendonlyInMulti
 	}
 	err := s.persist.SetAppendOnly(on, persist.Hooks{

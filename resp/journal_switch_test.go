@@ -75,3 +75,36 @@ func TestDetachedJournalNotKeptByAnIdleConnection(t *testing.T) {
 	require.Nil(t, w.Value(), "the idle connection still holds the detached journal")
 	runtime.KeepAlive(s.c)
 }
+
+// CONFIG SET appendonly no replies once the log is closed, also when
+// another client's switch off is still closing it: that one has detached
+// the log (AppendOnly reports off) and waits for a shard here. The second switch
+// replied OK at once, while the log was still open and its last records
+// not yet fsynced.
+func TestAppendonlyOffRepliesOnceTheLogIsClosed(t *testing.T) {
+	ps := startPersistServer(t, t.TempDir(), newFakeClock(), "appendonly", "yes", "event-loop", "no")
+	a, b := ps.client(t, 2), ps.client(t, 2)
+	require.NoError(t, a.Set(ctx, "k", "v", 0).Err())
+	ps.store.Lock(0) // as a write command that loaded the log holds it
+	locked := true
+	defer func() {
+		if locked {
+			ps.store.Unlock(0)
+		}
+	}()
+	first := make(chan error, 1)
+	go func() { first <- a.ConfigSet(ctx, "appendonly", "no").Err() }()
+	require.Eventually(t, func() bool { return !ps.mgr.AppendOnly() }, 5*time.Second, time.Millisecond,
+		"the first switch detached the log")
+	second := make(chan error, 1)
+	go func() { second <- b.ConfigSet(ctx, "appendonly", "no").Err() }()
+	select {
+	case err := <-second:
+		t.Fatalf("the second CONFIG SET appendonly no replied (%v) while the first was still closing the log", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	ps.store.Unlock(0)
+	locked = false
+	require.NoError(t, <-first)
+	require.NoError(t, <-second)
+}
