@@ -104,6 +104,21 @@ func checkWorkers(t *testing.T, c *redis.Client, ws []*switchWorker) {
 
 // requireKeys checks that c holds the preloaded keys and the workers'
 // keys, and nothing else.
+// restartOnACopy checks that the stopped workers ws saw no error, starts
+// a server with appendonly yes on a copy of dir as the files are (no clean
+// close), and checks that it holds every acknowledged write and nothing
+// else (preloaded static keys beside them).
+func restartOnACopy(t *testing.T, dir string, ws []*switchWorker, preloaded int64) {
+	t.Helper()
+	for _, w := range ws {
+		require.NoError(t, w.err)
+	}
+	_, _, c, stop := start(t, copyDir(t, dir), "appendonly", "yes")
+	defer stop()
+	checkWorkers(t, c, ws)
+	requireKeys(t, c, ws, preloaded)
+}
+
 func requireKeys(t *testing.T, c *redis.Client, ws []*switchWorker, preloaded int64) {
 	t.Helper()
 	ctx := context.Background()
@@ -144,18 +159,6 @@ func waitFirstRewrite(t *testing.T, c *redis.Client) {
 	}, 20*time.Second, 5*time.Millisecond)
 }
 
-func preload(t *testing.T, c *redis.Client, n int) {
-	t.Helper()
-	for i := 0; i < n; i += 1000 {
-		p := c.Pipeline()
-		for j := i; j < min(i+1000, n); j++ {
-			p.Set(context.Background(), fmt.Sprint("static:", j), j, 0)
-		}
-		_, err := p.Exec(context.Background())
-		require.NoError(t, err)
-	}
-}
-
 func configSet(t *testing.T, c *redis.Client, name, value string) {
 	t.Helper()
 	require.NoError(t, c.ConfigSet(context.Background(), name, value).Err(), "CONFIG SET %s %s", name, value)
@@ -188,7 +191,7 @@ func TestAppendonlyOnUnderWrites(t *testing.T) {
 			dir := t.TempDir()
 			srv, _, c, stop := start(t, dir, "appendonly", "no", "appendfsync", "always", "event-loop", loop)
 			defer stop()
-			preload(t, c, 20000)
+			preloadStatic(t, c, 20000)
 			ws, stopWorkers := startSwitchWorkers(srv.Addr().String(), 4)
 			defer stopWorkers()
 			waitWrites(t, ws, 20)
@@ -200,15 +203,7 @@ func TestAppendonlyOnUnderWrites(t *testing.T) {
 			waitFirstRewrite(t, c)
 			waitWrites(t, ws, 20)
 			stopWorkers()
-			for _, w := range ws {
-				require.NoError(t, w.err)
-			}
-			copied := copyDir(t, dir)
-
-			_, _, c2, stop2 := start(t, copied, "appendonly", "yes")
-			defer stop2()
-			checkWorkers(t, c2, ws)
-			requireKeys(t, c2, ws, 20000)
+			restartOnACopy(t, dir, ws, 20000)
 		})
 	}
 }
@@ -367,7 +362,7 @@ func TestAppendonlyToggleUnderLoad(t *testing.T) {
 			dir := t.TempDir()
 			srv, _, c, stop := start(t, dir, "appendonly", "no", "appendfsync", "always", "event-loop", loop)
 			defer stop()
-			preload(t, c, 5000)
+			preloadStatic(t, c, 5000)
 			ws, stopWorkers := startSwitchWorkers(srv.Addr().String(), 4)
 			defer stopWorkers()
 			other := redis.NewClient(&redis.Options{Addr: srv.Addr().String(), MaxRetries: -1})
@@ -391,14 +386,7 @@ func TestAppendonlyToggleUnderLoad(t *testing.T) {
 			waitFirstRewrite(t, c)
 			waitWrites(t, ws, 10)
 			stopWorkers()
-			for _, w := range ws {
-				require.NoError(t, w.err)
-			}
-			copied := copyDir(t, dir)
-			_, _, c2, stop2 := start(t, copied, "appendonly", "yes")
-			defer stop2()
-			checkWorkers(t, c2, ws)
-			requireKeys(t, c2, ws, 5000)
+			restartOnACopy(t, dir, ws, 5000)
 		})
 	}
 }
@@ -417,7 +405,7 @@ func TestAppendonlyOnSurvivesKill(t *testing.T) {
 	s := startServer(t, bin, dir, "--appendonly", "no", "--appendfsync", "always")
 	c := s.client()
 	defer c.Close()
-	preload(t, c, 20000)
+	preloadStatic(t, c, 20000)
 	ws, stopWorkers := startSwitchWorkers(s.addr, 4)
 	defer stopWorkers()
 	waitWrites(t, ws, 20)
@@ -448,7 +436,7 @@ func TestAppendonlyFirstRewriteFailure(t *testing.T) {
 	_, mgr, c, stop := start(t, dir, "appendonly", "no", "appendfsync", "everysec")
 	defer stop()
 	require.NoError(t, c.Set(ctx, "before", "1", 0).Err())
-	preload(t, c, 20000) // so that writes land in the log before it switches files
+	preloadStatic(t, c, 20000) // so that writes land in the log before it switches files
 	ws, stopWorkers := startSwitchWorkers(c.Options().Addr, 2)
 	defer stopWorkers()
 	faults.FailSyncs(syscall.EIO)
