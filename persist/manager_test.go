@@ -1033,6 +1033,20 @@ func TestSaveRulesWaitForASave(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// failManifestDirSync makes the nth directory fsync after a manifest's
+// rename fail with EIO (the others go through), until restore is called.
+func failManifestDirSync(n int) (restore func()) {
+	orig := manifestDirSync
+	calls := 0
+	manifestDirSync = func(dir string) error {
+		if calls++; calls == n {
+			return syscall.EIO
+		}
+		return orig(dir)
+	}
+	return func() { manifestDirSync = orig }
+}
+
 // When the directory's fsync fails after a manifest's rename, the new
 // manifest is in place, though a crash may bring back the old one: the
 // rewrite fails, but keeps every file either names. It removed the files
@@ -1046,17 +1060,9 @@ func TestManifestDirSyncFailureKeepsEveryFile(t *testing.T) {
 			require.NoError(t, f.open(t, cfg))
 			f.exec(t, "SET", "a", "1")
 			f.exec(t, "APPEND", "a", "2")
-			calls := 0
-			orig := manifestDirSync
-			manifestDirSync = func(dir string) error {
-				calls++
-				if calls == call+1 {
-					return syscall.EIO
-				}
-				return orig(dir)
-			}
+			restore := failManifestDirSync(call + 1)
 			err := f.m.rewrite(f.m.ctx, f.m.Journal(), false)
-			manifestDirSync = orig
+			restore()
 			require.ErrorIs(t, err, syscall.EIO)
 			f.exec(t, "APPEND", "a", "3")
 			require.Equal(t, map[string]string{"a": `"123"@0`}, f.contents())
@@ -1080,16 +1086,9 @@ func TestRewriteRemovesWhatAFailedOneKept(t *testing.T) {
 	require.NoError(t, f.open(t, cfg))
 	t.Cleanup(func() { f.m.Close() })
 	f.exec(t, "APPEND", "a", "1")
-	orig := manifestDirSync
-	calls := 0 // the final manifest's directory fsync fails, after the next file's succeeded
-	manifestDirSync = func(dir string) error {
-		if calls++; calls == 2 {
-			return syscall.EIO
-		}
-		return orig(dir)
-	}
+	restore := failManifestDirSync(2) // the final manifest's, after the next file's succeeded
 	err := f.m.rewrite(f.m.ctx, f.m.Journal(), false)
-	manifestDirSync = orig
+	restore()
 	require.ErrorIs(t, err, syscall.EIO)
 	f.exec(t, "APPEND", "a", "2")
 	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false))
