@@ -123,6 +123,38 @@ func TestAuth(t *testing.T) {
 	require.Equal(t, "-ERR Protocol error: unauthenticated multibulk length\r\n", r3.send("*100\r\n"))
 }
 
+// TestAuthContainerSubcommands: before AUTH, a container command's
+// subcommand is checked for existence and arity, and refused with Redis's
+// error, as Redis's processCommand does (commandCheckExistence and
+// commandCheckArity come before the authentication check); a subcommand
+// that exists, with its arity right, is refused with NOAUTH and does not
+// run: CONFIG SET requirepass "" leaves the password, CONFIG GET does not
+// show it. The replies are redis-server 7.0.15's with requirepass set.
+func TestAuthContainerSubcommands(t *testing.T) {
+	r := newTestServer(t, "requirepass", "s3cret").raw(t)
+	const noAuth = "-NOAUTH Authentication required.\r\n"
+	for i, tt := range []struct {
+		args []string
+		want string
+	}{
+		0:  {a("CLIENT", "FOO"), "-ERR unknown subcommand 'FOO'. Try CLIENT HELP.\r\n"},
+		1:  {a("CLIENT", "KILL"), "-ERR wrong number of arguments for 'client|kill' command\r\n"},
+		2:  {a("CONFIG", "GET"), "-ERR wrong number of arguments for 'config|get' command\r\n"},
+		3:  {a("CONFIG", "SET", "requirepass"), "-ERR wrong number of arguments for 'config|set' command\r\n"},
+		4:  {a("CONFIG", "GET", "requirepass"), noAuth},
+		5:  {a("CONFIG", "SET", "requirepass", ""), noAuth},
+		6:  {a("CLIENT", "LIST"), noAuth},
+		7:  {a("CLIENT", "KILL", "ID", "1"), noAuth},
+		8:  {a("CLIENT", "ID"), noAuth},
+		9:  {a("MEMORY", "PURGE"), noAuth},
+		10: {a("CONFIG", "HELP"), noAuth},
+		11: {a("AUTH", "s3cret"), "+OK\r\n"},
+		12: {a("CONFIG", "GET", "requirepass"), "*2\r\n$11\r\nrequirepass\r\n$6\r\ns3cret\r\n"},
+	} {
+		require.Equal(t, tt.want, r.do(tt.args...), "step %d: %q", i, tt.args)
+	}
+}
+
 func TestProtoMaxBulkLen(t *testing.T) {
 	ts := newTestServer(t, "proto-max-bulk-len", "1kb")
 	good := ts.raw(t)
