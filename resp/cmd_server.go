@@ -1053,7 +1053,7 @@ func (ib *infoBuilder) fixed(k string, v float64, prec int) {
 
 // INFO [section [section ...]]
 func cmdInfo(c *Conn, args [][]byte) {
-	c.flushStats() // this connection's counts so far, INFO included
+	c.flushStats() // this connection's counts so far (INFO's own call comes after it)
 	mask := parseInfoSections(args[1:])
 	var ib infoBuilder
 	for i, s := range infoSections {

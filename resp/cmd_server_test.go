@@ -2,6 +2,7 @@ package resp
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"regexp"
@@ -501,7 +502,7 @@ func TestInfoCounters(t *testing.T) {
 	f := infoFields(t, text[strings.Index(text, "\r\n")+2:])
 	tests := []struct{ field, want string }{
 		{"total_connections_received", "1"},
-		{"total_commands_processed", "8"}, // INFO itself is counted before it runs
+		{"total_commands_processed", "6"}, // as Redis: not the rejected DBSIZE, nor INFO itself (counted once it ran)
 		{"total_net_input_bytes", strconv.Itoa(bytesBeforeInfo + len("*4\r\n$4\r\nINFO\r\n$5\r\nstats\r\n$12\r\ncommandstats\r\n$10\r\nerrorstats\r\n"))},
 		{"total_net_output_bytes", strconv.Itoa(repliesBeforeInfo)},
 		{"total_error_replies", "4"},
@@ -1169,4 +1170,51 @@ func FuzzServerArgs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTotalCommandsAsRedis: total_commands_processed and commandstats
+// count what Redis's call() counts, checked against redis-server 7.0.15
+// with the same session: a command once it ran (INFO not itself), not one
+// refused before it ran, nor one only queued by a transaction that EXEC
+// then aborted; and nothing the log's replay ran at start-up (Redis loads
+// its AOF outside call()). ratekv counted the refused commands, INFO
+// itself, and every replayed record in commandstats.
+func TestTotalCommandsAsRedis(t *testing.T) {
+	ts := newTestServer(t)
+	ts.srv.resetStats()
+	records := [][]string{{"SET", "a", "1"}, {"ZADD", "z", "1", "m"}, {"SET", "b", "2"}}
+	_, err := ts.srv.Replay(func() ([][]byte, error) {
+		if len(records) == 0 {
+			return nil, io.EOF
+		}
+		var args [][]byte
+		for _, a := range records[0] {
+			args = append(args, []byte(a))
+		}
+		records = records[1:]
+		return args, nil
+	})
+	require.NoError(t, err)
+	r := ts.raw(t)
+	total := func() string {
+		text := r.do("INFO", "stats", "commandstats")
+		f := infoFields(t, text[strings.Index(text, "\r\n")+2:])
+		for _, name := range []string{"cmdstat_set", "cmdstat_zadd"} {
+			_, ok := f[name]
+			require.False(t, ok, "%s counts the replay", name)
+		}
+		return f["total_commands_processed"]
+	}
+	require.Equal(t, "0", total(), "the replay counts nothing")
+	for _, req := range [][]string{{"PING"}, {"DBSIZE"}, {"DBSIZE"}, {"DBSIZE", "x"}, {"CONFIG", "SET", "nosuch", "1"}, {"CLUSTER", "INFO"}, {"HELLO", "4"}} {
+		r.do(req...)
+	}
+	require.Equal(t, "7", total(), "INFO, PING, DBSIZE twice, CONFIG, CLUSTER, HELLO; not DBSIZE x")
+	require.Equal(t, "+OK\r\n", r.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", r.do("ZADD", "y", "1", "m"))
+	r.do("GET")
+	require.Equal(t, "-EXECABORT Transaction discarded because of previous errors.\r\n", r.do("EXEC"))
+	require.Equal(t, "10", total(), "INFO, MULTI and EXEC; not the queued ZADD, nor GET")
+	require.Equal(t, "+OK\r\n", r.do("CONFIG", "RESETSTAT"))
+	require.Equal(t, "1", total(), "CONFIG RESETSTAT, counted once it ran")
 }

@@ -525,7 +525,6 @@ func (c *Conn) dispatchCmd(cmd *Command, args [][]byte) {
 		c.WriteError(unknownCommand(args))
 		return
 	}
-	c.batchCmds++ // as Redis: rejected calls count, unknown commands don't
 	if !cmd.arityOK(len(args)) {
 		c.flagTx()
 		cmd.rejected.Add(1)
@@ -695,7 +694,11 @@ func (c *Conn) call(cmd *Command, args [][]byte) {
 		c.statCmd, c.statNs = cmd, 0
 	}
 	c.statCalls++
-	if c.cmdFailed {
+	// total_commands_processed, as Redis's call(): once the command ran
+	// (INFO does not count itself), never for one refused before it ran
+	// (unknown, wrong arity, NOAUTH, MISCONF) or only queued in MULTI.
+	c.batchCmds++
+	if c.cmdFailed && !c.replaying {
 		// Counted once, on the command whose own reply failed: EXEC only
 		// for its own error, not a queued command's.
 		cmd.failed.Add(1)
@@ -739,7 +742,14 @@ func (c *Conn) settle(now int64) {
 
 // flushCmdStats adds the pending calls and time of statCmd to its shared
 // counters.
+//
+// The log's replay at start-up publishes nothing: as in Redis, which runs
+// the records it loads outside call(), INFO commandstats starts empty.
 func (c *Conn) flushCmdStats() {
+	if c.replaying {
+		c.statCalls, c.statNs = 0, 0
+		return
+	}
 	if cmd := c.statCmd; cmd != nil && (c.statCalls != 0 || c.statNs != 0) {
 		cmd.calls.Add(c.statCalls)
 		cmd.usec.Add(c.statNs / 1000)
