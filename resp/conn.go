@@ -554,6 +554,11 @@ func (c *Conn) dispatchCmd(cmd *Command, args [][]byte) {
 	if !c.authed && cmd.Flags&FlagNoAuth == 0 {
 		c.flagTx()
 		cmd.rejected.Add(1)
+		if cmd.Name == "exec" {
+			// As Redis's rejectCommand: EXEC refused is execCommandAbort.
+			c.WriteError(errExecAbortBecause + errNoAuth)
+			return
+		}
 		c.WriteError(errNoAuth)
 		return
 	}

@@ -95,6 +95,9 @@ func TestAuth(t *testing.T) {
 	tests := []struct{ send, want string }{
 		{"PING\r\n", "-NOAUTH Authentication required.\r\n"},
 		{"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "-NOAUTH Authentication required.\r\n"},
+		{"MULTI\r\n", "-NOAUTH Authentication required.\r\n"},
+		// As redis-server 7.0.15: EXEC refused is an aborted transaction.
+		{"EXEC\r\n", "-EXECABORT Transaction discarded because of: NOAUTH Authentication required.\r\n"},
 		{"AUTH wrong\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
 		{"AUTH someone s3cret\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
 		{"HELLO 3\r\n", "-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time\r\n"},
