@@ -65,7 +65,7 @@ func (c *Conn) setAppendOnly(on bool) string {
 	})
 	if err != nil {
 		s.log.Error("cannot switch appendonly on", "err", err)
-		return sprintf(errConfigSet, "appendonly", "Unable to turn on AOF. Check server logs.")
+		return sprintf(errConfigSet, "appendonly", errAOFStart)
 	}
 	s.log.Info("CONFIG SET appendonly", "id", c.id, "addr", c.addr, "value", on)
 	return ""

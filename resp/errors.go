@@ -51,7 +51,8 @@ const (
 	errBgsaveDisk       = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 
 	// Server commands (cmd_server.go).
-	errConfigDuplicate   = "duplicate parameter" // the reason in errConfigSet
+	errConfigDuplicate   = "duplicate parameter"                       // the reason in errConfigSet
+	errAOFStart          = "Unable to turn on AOF. Check server logs." // the reason in errConfigSet, Redis's (config.c updateAppendonly)
 	errGetkeysInvalidCmd = "ERR Invalid command specified"
 	errGetkeysNoKeys     = "ERR The command has no key arguments"
 	errGetkeysArity      = "ERR Invalid number of arguments specified for command"
