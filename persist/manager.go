@@ -457,7 +457,7 @@ func (m *Manager) replayFile(i int, last bool) error {
 		return fmt.Errorf("%w; refusing to start: restart with --aof-load-corrupt truncate to keep the %d bytes before offset %d and move the rest aside (later append-only files too)",
 			corrupt, corrupt.Offset, corrupt.Offset)
 	}
-	aside := fmt.Sprintf("%s.corrupt-%d", path, time.Now().Unix())
+	aside := asideName(fmt.Sprintf("%s.corrupt-%d", path, time.Now().Unix()))
 	m.logger.Warn("the append-only file is corrupt; truncating it as aof-load-corrupt allows",
 		"file", path, "offset", corrupt.Offset, "reason", corrupt.Reason, "bytes_moved_to", aside, "records_loaded", n)
 	if err := truncateFile(path, corrupt.Offset, aside); err != nil {
@@ -466,10 +466,11 @@ func (m *Manager) replayFile(i int, last bool) error {
 	if !last {
 		for _, later := range m.man.incrs[i+1:] {
 			p := filepath.Join(m.aofDir, later.name)
-			if err := os.Rename(p, p+".corrupt-later"); err != nil {
+			to := asideName(p + ".corrupt-later")
+			if err := os.Rename(p, to); err != nil {
 				return err
 			}
-			m.logger.Warn("set aside an append-only file that followed the corruption", "file", p)
+			m.logger.Warn("set aside an append-only file that followed the corruption", "file", p, "moved_to", to)
 		}
 		m.man.incrs = m.man.incrs[:i+1]
 		if err := writeManifest(m.manifestPath(), &m.man); err != nil {
@@ -477,6 +478,21 @@ func (m *Manager) replayFile(i int, last bool) error {
 		}
 	}
 	return nil
+}
+
+// asideName returns name, or else name-2, name-3, …: the first that no
+// file has. What a repair sets aside is never overwritten by a later one:
+// once files are set aside their numbers are used again (the next rewrite
+// numbers on from the manifest), so the same name can be set aside twice,
+// and two repairs can run within a second.
+func asideName(name string) string {
+	try := name
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(try); err != nil {
+			return try // free (or unreadable: the rename or create says why)
+		}
+		try = fmt.Sprintf("%s-%d", name, i)
+	}
 }
 
 // recordsEnd returns where the records of a log file of the given size end:

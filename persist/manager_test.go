@@ -1110,3 +1110,57 @@ func TestSaveRulesHugeSeconds(t *testing.T) {
 	require.Equal(t, time.Duration(math.MaxInt64), rules[1].after)
 	require.Equal(t, 60*time.Second, rules[2].after)
 }
+
+// A repair never overwrites what an earlier one set aside. Files set aside
+// leave their numbers free again, so a second repair could set aside a file
+// of the same name: the rename replaced the first one's, the only copy of
+// records the operator may want back. And the corrupt part of a file cut
+// twice in one second could not be saved under the same name: the start
+// failed.
+func TestRepairKeepsEveryFileItSetsAside(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "aof-load-corrupt", "truncate")
+	dir := filepath.Join(cfg.Get("dir"), "appendonlydir")
+	later := filepath.Join(dir, "appendonly.aof.9.incr.aof")
+	var keptLater, keptParts []string
+	for round := 0; round < 2; round++ {
+		f := newFakeServer(newClock())
+		require.NoError(t, f.open(t, cfg))
+		f.exec(t, "APPEND", fmt.Sprint("good", round), "v")
+		at := f.m.Journal().Size()
+		f.exec(t, "APPEND", fmt.Sprint("bad", round), "v")
+		manPath := f.m.manifestPath()
+		require.NoError(t, f.m.Close())
+		man, _, err := readManifest(manPath)
+		require.NoError(t, err)
+		path := filepath.Join(dir, man.incrs[len(man.incrs)-1].name)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		data[at] = '!' // the second record's '*'
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		keptParts = append(keptParts, string(data[at:]))
+		// A later file, named after it in the manifest, with the same
+		// name each time.
+		rec := fmt.Sprintf("*3\r\n$6\r\nAPPEND\r\n$5\r\nlater\r\n$1\r\n%d\r\n", round)
+		require.NoError(t, os.WriteFile(later, []byte(rec), 0o644))
+		keptLater = append(keptLater, rec)
+		man.incrs = append(man.incrs, manifestFile{filepath.Base(later), 9})
+		require.NoError(t, writeManifest(manPath, &man))
+
+		g := newFakeServer(f.clock)
+		require.NoError(t, g.open(t, cfg), "round %d", round)
+		require.NoError(t, g.m.Close())
+	}
+	read := func(pattern string) []string {
+		names, err := filepath.Glob(filepath.Join(dir, pattern))
+		require.NoError(t, err)
+		var out []string
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			require.NoError(t, err)
+			out = append(out, string(b))
+		}
+		return out
+	}
+	require.ElementsMatch(t, keptLater, read("appendonly.aof.9.incr.aof.corrupt-later*"))
+	require.ElementsMatch(t, keptParts, read("appendonly.aof.*.incr.aof.corrupt-[0-9]*"))
+}
