@@ -79,9 +79,34 @@ func (c *Conn) flagTx() {
 	}
 }
 
+// queueArgCost is what a queued argument costs besides its bytes: its end
+// offset, and its slice header in EXEC's view of the arguments.
+const queueArgCost = 32
+
 // queue stores a copy of the request for EXEC and replies QUEUED.
+//
+// The queue counts against client-query-buffer-limit: what it holds is
+// the client's input, parsed but not run. Past the limit the client gets
+// an error and is closed, as when its query buffer passes the limit.
+// Redis bounds neither by default (only client eviction, off unless
+// maxmemory-clients is set, counts a transaction's memory), so a client
+// that opened MULTI and never sent EXEC could grow the server without end.
 func (c *Conn) queue(cmd *Command, args [][]byte) {
 	tx := &c.tx
+	size := int64(len(tx.buf) + queueArgCost*(len(tx.ends)+len(args)))
+	for _, a := range args {
+		size += int64(len(a))
+	}
+	if limit := c.srv.queryLimit.Load(); size > limit {
+		c.srv.log.Warn("client MULTI queue over client-query-buffer-limit, closing",
+			"id", c.id, "addr", c.addr, "commands", len(tx.cmds), "bytes", size, "limit", limit)
+		cmd.rejected.Add(1)
+		c.WriteError(sprintf(errMultiQueueLimit, limit))
+		tx.reset()
+		tx.buf, tx.ends, tx.cmds, tx.nargs = nil, nil, nil, nil // the memory goes now
+		c.closeAfter = true
+		return
+	}
 	for _, a := range args {
 		tx.buf = append(tx.buf, a...)
 		tx.ends = append(tx.ends, len(tx.buf))

@@ -221,6 +221,70 @@ func TestQueryBufferLimitBelowReadBuffer(t *testing.T) {
 	}
 }
 
+// A transaction's queue is bounded like the query buffer: a client that
+// queues past client-query-buffer-limit gets an error and is closed, and
+// nothing it queued runs, even an EXEC sent behind in the same write.
+// Before, MULTI followed by writes without EXEC grew the server without
+// end.
+func TestMultiQueueLimit(t *testing.T) {
+	for _, mode := range []string{"yes", "no"} {
+		t.Run("event-loop "+mode, func(t *testing.T) {
+			ts := newTestServer(t, "client-query-buffer-limit", "64kb", "event-loop", mode)
+			other := ts.raw(t)
+			require.Equal(t, "+OK\r\n", other.do("SET", "kept", "v"))
+			val := strings.Repeat("x", 1000)
+			// Under the limit, a transaction runs as before.
+			ok := ts.raw(t)
+			require.Equal(t, "+OK\r\n", ok.do("MULTI"))
+			for i := 0; i < 30; i++ {
+				require.Equal(t, "+QUEUED\r\n", ok.do("SET", fmt.Sprint("ok", i), val))
+			}
+			require.True(t, strings.HasPrefix(ok.do("EXEC"), "*30\r\n"))
+			require.Equal(t, "$1000\r\n"+val+"\r\n", other.do("GET", "ok29"))
+
+			bad := ts.raw(t)
+			bad.nc.SetDeadline(time.Now().Add(10 * time.Second))
+			require.Equal(t, "+OK\r\n", bad.do("MULTI"))
+			var sent int
+			for sent = 0; sent < 100; sent++ {
+				if r := bad.do("SET", fmt.Sprint("k", sent), val); r != "+QUEUED\r\n" {
+					require.Equal(t, "-"+sprintf(errMultiQueueLimit, 64<<10)+"\r\n", r)
+					break
+				}
+			}
+			require.Greater(t, sent, 50, "refused before the limit")
+			require.Less(t, sent, 100, "never refused")
+			_, err := bad.rd.ReadByte()
+			require.Error(t, err, "connection must be closed")
+
+			// An EXEC pipelined behind the command that passes the limit
+			// does not run what was queued.
+			bad2 := ts.raw(t)
+			bad2.nc.SetDeadline(time.Now().Add(10 * time.Second))
+			var b strings.Builder
+			b.WriteString("*1\r\n$5\r\nMULTI\r\n")
+			for i := 0; i < 100; i++ {
+				fmt.Fprintf(&b, "*3\r\n$3\r\nSET\r\n$%d\r\np%d\r\n$%d\r\n%s\r\n", len(fmt.Sprint("p", i)), i, len(val), val)
+			}
+			b.WriteString("*1\r\n$4\r\nEXEC\r\n")
+			go io.WriteString(bad2.nc, b.String())
+			require.Equal(t, "+OK\r\n", bad2.reply())
+			for {
+				r := bad2.reply()
+				if r != "+QUEUED\r\n" {
+					require.Equal(t, "-"+sprintf(errMultiQueueLimit, 64<<10)+"\r\n", r)
+					break
+				}
+			}
+			_, err = bad2.rd.ReadByte()
+			require.Error(t, err, "connection must be closed")
+			require.Equal(t, "$-1\r\n", other.do("GET", "k0"))
+			require.Equal(t, "$-1\r\n", other.do("GET", "p0"))
+			require.Equal(t, "$1\r\nv\r\n", other.do("GET", "kept"))
+		})
+	}
+}
+
 func TestMaxClients(t *testing.T) {
 	ts := newTestServer(t, "maxclients", "2")
 	a, b := ts.raw(t), ts.raw(t)

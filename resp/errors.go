@@ -129,4 +129,5 @@ const (
 	errProtoUnauthMbulk  = "ERR Protocol error: unauthenticated multibulk length"
 	errProtoUnauthBulk   = "ERR Protocol error: unauthenticated bulk length"
 	errQueryBufLimit     = "ERR client query buffer exceeds client-query-buffer-limit; closing connection"
+	errMultiQueueLimit   = "ERR the MULTI queue exceeds client-query-buffer-limit (%d bytes); closing connection"
 )
