@@ -310,6 +310,9 @@ ops_cell() { # ops_cell server mode row pipeline
 	e=${RES[$1|$2|$3|$4|errors]}
 	if [[ $e != 0 ]]; then printf '%.0f (%s err)' "$v" "$e"; else printf '%.0f' "$v"; fi
 }
+median() { # median RATIO... -> the median of those that are not n/a, 2 decimals
+	printf '%s\n' "$@" | grep -v n/a | sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) printf "%.2f", v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 div() { # div A B -> A/B with 2 decimals, or n/a
 	if [[ -n "$1" && -n "$2" ]]; then awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; else echo "n/a"; fi
 }
@@ -426,11 +429,34 @@ fi
 					for r in $(seq "$ROUNDS"); do
 						rs+=("$(div "${ROUND_OPS[ratekv|$mode|$w|$p|$r]-}" "${ROUND_OPS[redis|$mode|$w|$p|$r]-}")")
 					done
-					med=$(printf '%s\n' "${rs[@]}" | grep -v n/a | sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) printf "%.2f", v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-					echo "| $label | $mode | $p | ${rs[*]} | $med |"
+					echo "| $label | $mode | $p | ${rs[*]} | $(median "${rs[@]}") |"
 				done
 			done
 		done
+		# And each server against itself without persistence, round by
+		# round: the two runs of a round are minutes apart at most, where
+		# the best-of cells may come from different rounds.
+		if [[ " $PERSIST " == *" no "* && $PERSIST != no ]]; then
+			echo
+			echo "Round by round, each server with persistence / the same server with \`appendonly no\` within each round:"
+			echo
+			echo "| workload | persistence | pipeline | ratekv rounds | ratekv median | redis rounds | redis median |"
+			echo "|---|---|---:|---|---:|---|---:|"
+			for w in $WORKLOADS; do
+				label=$(row_label "$w")
+				for mode in $PERSIST; do
+					[[ $mode == no ]] && continue
+					for p in $PIPELINES; do
+						rk=() rr=()
+						for r in $(seq "$ROUNDS"); do
+							rk+=("$(div "${ROUND_OPS[ratekv|$mode|$w|$p|$r]-}" "${ROUND_OPS[ratekv|no|$w|$p|$r]-}")")
+							rr+=("$(div "${ROUND_OPS[redis|$mode|$w|$p|$r]-}" "${ROUND_OPS[redis|no|$w|$p|$r]-}")")
+						done
+						echo "| $label | $mode | $p | ${rk[*]} | $(median "${rk[@]}") | ${rr[*]} | $(median "${rr[@]}") |"
+					done
+				done
+			done
+		fi
 	fi
 	if ((${#NOTES[@]})); then
 		echo
