@@ -88,9 +88,9 @@ const queueArgCost = 32
 // The queue counts against client-query-buffer-limit: what it holds is
 // the client's input, parsed but not run. Past the limit the client gets
 // an error and is closed, as when its query buffer passes the limit.
-// Redis bounds neither by default (only client eviction, off unless
-// maxmemory-clients is set, counts a transaction's memory), so a client
-// that opened MULTI and never sent EXEC could grow the server without end.
+// Without it a client that opened MULTI and never sent EXEC grew the
+// server without end. (Redis counts a transaction's memory only for client
+// eviction, which is off unless maxmemory-clients is set.)
 func (c *Conn) queue(cmd *Command, args [][]byte) {
 	tx := &c.tx
 	size := int64(len(tx.buf) + queueArgCost*(len(tx.ends)+len(args)))
