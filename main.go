@@ -83,7 +83,7 @@ func run(args []string) int {
 	go releaseMemory(stopRelease, store.Dropped)
 
 	srv := resp.New(store, cfg, log)
-	m, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Logger: log})
+	m, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Resets: resp.RecordResets, Logger: log})
 	if err != nil {
 		log.Error("cannot load the data; not starting", "dir", cfg.Get("dir"), "err", err)
 		return 1

@@ -18,9 +18,14 @@ package persist
 // records, replayed after the keys when the snapshot is loaded. A record's
 // effects on one shard are either in that shard's capture or after it,
 // because records are appended while the writing command holds its shard
-// locks. A record that touches several shards captured on both sides of it
-// (a multi-key DEL or a FLUSHALL that ran in the middle of the capture)
-// cannot be split, so the snapshot is retried; that is rare and harmless.
+// locks. (A multi-key command's or a transaction's records are judged one
+// by one.) A FLUSHALL that ran in the middle of the capture touches shards
+// captured on both sides of it: it goes to the block with every record
+// after it, whatever their shards, so that replayed after the keys it
+// empties the shards captured before it, as it did, and those captured
+// after it, which the records after it then fill again (Options.Resets).
+// Any other record that touches shards captured on both sides of it
+// cannot be split, so the snapshot is retried.
 // Without a journal (appendonly no) each shard is consistent in itself but
 // shards are captured at instants up to the length of the pass apart.
 //
@@ -85,7 +90,11 @@ type Options struct {
 	// Keys returns the indexes of a record's key arguments and whether it
 	// touches the whole keyspace (resp.RecordKeys). Nil treats every
 	// record as touching the whole keyspace.
-	Keys   func(args [][]byte, dst []int) ([]int, bool)
+	Keys func(args [][]byte, dst []int) ([]int, bool)
+	// Resets reports whether a record empties the whole keyspace, so that
+	// the records after it do not depend on what came before it
+	// (resp.RecordResets: FLUSHALL, FLUSHDB). Nil: no record does.
+	Resets func(args [][]byte) bool
 	Logger *slog.Logger
 }
 
@@ -928,6 +937,9 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64) error 
 	var args [][]byte
 	var idx []int
 	st := m.store
+	// A reset (FLUSHALL) between the captures of two shards: from it on,
+	// every record goes to the tail (see the file comment).
+	reset := false
 	err := c.each(func(seq uint64, rec []byte) error {
 		// One append may hold several records (a transaction's, between
 		// MULTI and EXEC), each judged on its own: a record of a shard
@@ -948,6 +960,11 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64) error 
 			if isMarker(args, "MULTI") || isMarker(args, "EXEC") {
 				continue // the base is written whole: no torn tail to guard against
 			}
+			if reset {
+				keep = append(keep, one...)
+				n++
+				continue
+			}
 			all := true
 			if m.opts.Keys != nil {
 				idx, all = m.opts.Keys(args, idx[:0])
@@ -965,6 +982,10 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64) error 
 				}
 			}
 			switch {
+			case before && after && m.opts.Resets != nil && m.opts.Resets(args):
+				reset = true
+				keep = append(keep, one...)
+				n++
 			case before && after:
 				return errMixed
 			case after:

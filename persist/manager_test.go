@@ -54,6 +54,9 @@ func fakeKeys(args [][]byte, dst []int) ([]int, bool) {
 	return dst, true
 }
 
+// fakeResets is resp.RecordResets for the fake commands.
+func fakeResets(args [][]byte) bool { return strings.EqualFold(string(args[0]), "FLUSHALL") }
+
 // lock locks the shards of a record's keys (or all) and returns the unlock.
 func (f *fakeServer) lock(args [][]byte) func() {
 	idx, all := fakeKeys(args, nil)
@@ -174,7 +177,7 @@ func testConfig(t testing.TB, dir string, kv ...string) *config.Config {
 
 // open opens a manager for f on cfg.
 func (f *fakeServer) open(t testing.TB, cfg *config.Config) error {
-	m, err := Open(Options{Config: cfg, Store: f.st, Replay: f.replay, Keys: fakeKeys, Logger: slog.New(slog.DiscardHandler)})
+	m, err := Open(Options{Config: cfg, Store: f.st, Replay: f.replay, Keys: fakeKeys, Resets: fakeResets, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}
@@ -281,16 +284,7 @@ func TestRewriteRetriesAroundMultiShardRecords(t *testing.T) {
 	require.NoError(t, f.open(t, cfg))
 	// Keys in the first and last shards, so that a record touching both
 	// falls between their captures.
-	var first, last string
-	for i := 0; first == "" || last == ""; i++ {
-		k := fmt.Sprint("key", i)
-		switch f.st.ShardIndex([]byte(k)) {
-		case 0:
-			first = k
-		case f.st.NumShards() - 1:
-			last = k
-		}
-	}
+	first, last := edgeKeys(f)
 	f.exec(t, "APPEND", first, "x")
 	f.exec(t, "APPEND", last, "y")
 	// Hold the last shard so the capture stops before it; meanwhile a
@@ -309,6 +303,68 @@ func TestRewriteRetriesAroundMultiShardRecords(t *testing.T) {
 	require.Equal(t, map[string]string{first: `"z"@0`}, want)
 	g := restart(t, f, cfg)
 	require.Equal(t, want, g.contents())
+}
+
+// A FLUSHALL that runs in the middle of a capture, between the shards
+// captured before it and those after, goes to the snapshot's tail with
+// every record after it: replayed after the keys, it empties the shards
+// captured before it and the records after it fill them all again.
+// Before, such a snapshot failed and was retried, and with FLUSHALL in a
+// steady stream of transactions every try could fail
+// (TestTransactionsOfEveryKindDuringSnapshots, about 2 runs in 100).
+func TestFlushallDuringTheCapture(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	first, last := edgeKeys(f)
+	// flushDuring runs snapshot while the last shard is held, so that its
+	// capture takes every other shard and waits; meanwhile FLUSHALL and
+	// writes after it run, the last shard's before its capture (as if
+	// they held their locks: the test holds the last shard's).
+	flushDuring := func(f *fakeServer, snapshot func() error) {
+		f.exec(t, "APPEND", first, "x")
+		f.exec(t, "APPEND", last, "y")
+		f.exec(t, "APPEND", "other", "o")
+		lastShard := f.st.NumShards() - 1
+		f.st.Lock(lastShard)
+		done := make(chan error, 1)
+		go func() { done <- snapshot() }()
+		captureBegun(t, f)
+		time.Sleep(20 * time.Millisecond) // it reaches the last shard
+		for i := 0; i < lastShard; i++ {
+			f.st.Lock(i)
+		}
+		for _, r := range [][]string{{"FLUSHALL"}, {"APPEND", last, "z"}, {"APPEND", first, "w"}} {
+			b := make([][]byte, len(r))
+			for i, a := range r {
+				b[i] = []byte(a)
+			}
+			require.NoError(t, f.apply(b))
+			f.m.Journal().Append(rec(r...))
+		}
+		for i := 0; i <= lastShard; i++ {
+			f.st.Unlock(i)
+		}
+		require.NoError(t, <-done)
+		f.exec(t, "APPEND", first, "q")
+		f.exec(t, "APPEND", last, "r")
+		require.Equal(t, map[string]string{first: `"wq"@0`, last: `"zr"@0`}, f.contents())
+	}
+
+	// A rewrite: the new base and the log after it.
+	flushDuring(f, func() error { return f.m.rewriteOnce(f.m.ctx, f.m.Journal(), false) })
+	want := f.contents()
+	g := restart(t, f, cfg)
+	require.Equal(t, want, g.contents())
+
+	// BGSAVE: its dump file, loaded alone.
+	g.exec(t, "FLUSHALL")
+	flushDuring(g, func() error { return g.m.saveDump(g.m.ctx, true) })
+	require.NoError(t, g.m.Close())
+	h := newFakeServer(g.clock)
+	require.NoError(t, h.open(t, testConfig(t, cfg.Get("dir"), "appendonly", "no")))
+	t.Cleanup(func() { h.m.Close() })
+	require.Equal(t, map[string]string{first: `"w"@0`, last: `"z"@0`}, h.contents(), "the dump holds the state when its capture ended")
 }
 
 func TestExpiredKeysAreNotResurrected(t *testing.T) {
@@ -404,13 +460,33 @@ func stallRewrite(t *testing.T, f *fakeServer) <-chan error {
 	f.st.Lock(f.st.NumShards() - 1)
 	done := make(chan error, 1)
 	go func() { done <- f.m.rewriteOnce(f.m.ctx, f.m.Journal(), false) }()
+	captureBegun(t, f)
+	return done
+}
+
+// captureBegun waits until f's journal copies records for a capture.
+func captureBegun(t *testing.T, f *fakeServer) {
+	t.Helper()
 	require.Eventually(t, func() bool {
 		l := f.m.Journal()
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		return len(l.captures) > 0
 	}, 10*time.Second, time.Millisecond, "the capture begins")
-	return done
+}
+
+// edgeKeys returns a key of f's first shard and one of its last.
+func edgeKeys(f *fakeServer) (first, last string) {
+	for i := 0; first == "" || last == ""; i++ {
+		k := fmt.Sprint("key", i)
+		switch f.st.ShardIndex([]byte(k)) {
+		case 0:
+			first = k
+		case f.st.NumShards() - 1:
+			last = k
+		}
+	}
+	return first, last
 }
 
 // A rewrite whose capture fails before the log switched puts the old

@@ -44,7 +44,7 @@ func start(t *testing.T, dir string, conf ...string) (*resp.Server, *persist.Man
 	store := shards.New(shards.Options{Shards: 4})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := resp.New(store, cfg, log)
-	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Logger: log})
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Resets: resp.RecordResets, Logger: log})
 	require.NoError(t, err)
 	if j := mgr.Journal(); j != nil { // as main does: no typed nil with appendonly no
 		srv.SetJournal(j)

@@ -183,7 +183,7 @@ func openErr(t *testing.T, dir string, conf ...string) error {
 	defer store.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := resp.New(store, cfg, log)
-	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Logger: log})
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Resets: resp.RecordResets, Logger: log})
 	if err == nil {
 		mgr.Close()
 	}

@@ -47,7 +47,7 @@ func startPersistServer(t *testing.T, dir string, clock *fakeClock, conf ...stri
 	store := shards.New(shards.Options{Shards: 8, Now: clock.Now})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := New(store, cfg, log)
-	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: RecordKeys, Logger: log})
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: RecordKeys, Resets: RecordResets, Logger: log})
 	require.NoError(t, err)
 	if j := mgr.Journal(); j != nil {
 		srv.SetJournal(j)
@@ -560,6 +560,27 @@ func TestRecordKeys(t *testing.T) {
 		idx, all := RecordKeys(args, nil)
 		require.Equal(t, tt.idx, idx, "step %d", i)
 		require.Equal(t, tt.all, all, "step %d", i)
+	}
+}
+
+func TestRecordResets(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"FLUSHALL"}, true},
+		{[]string{"flushall", "ASYNC"}, true},
+		{[]string{"FlushDB"}, true},
+		{[]string{"DEL", "a", "b"}, false},
+		{[]string{"SETINT", "k", "0123456789abcdef"}, false},
+		{[]string{"NOSUCH"}, false},
+		{nil, false},
+	} {
+		var args [][]byte
+		for _, a := range tt.args {
+			args = append(args, []byte(a))
+		}
+		require.Equal(t, tt.want, RecordResets(args), "%q", tt.args)
 	}
 }
 

@@ -118,7 +118,7 @@ func journalBenchServer(b *testing.B, mode, rewritePct string) *Server {
 	srv := New(store, cfg, log)
 	if mode != "none" {
 		require.NoError(b, cfg.Set("appendfsync", mode))
-		mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: RecordKeys, Logger: log})
+		mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: RecordKeys, Resets: RecordResets, Logger: log})
 		require.NoError(b, err)
 		b.Cleanup(func() { mgr.Close() })
 		srv.SetJournal(mgr.Journal())
