@@ -24,6 +24,9 @@ package persist
 // after it, whatever their shards, so that replayed after the keys it
 // empties the shards captured before it, as it did, and those captured
 // after it, which the records after it then fill again (Options.Resets).
+// That holds only if every write before the last shard's capture was
+// journaled: once appendonly is switched off during the capture, such a
+// FLUSHALL is a mixed record like any other (Manager.journaling).
 // Any other record that touches shards captured on both sides of it
 // cannot be split, so the snapshot is retried.
 // Without a journal (appendonly no) each shard is consistent in itself but
@@ -865,11 +868,12 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string, background boo
 	}
 	cuts, err := m.capture(ctx, w, background, l)
 	if c != nil {
+		whole := m.journaling(l)
 		if _, cerr := l.EndCapture(c); err == nil {
 			err = cerr
 		}
 		if err == nil {
-			err = m.writeTail(w, c, cuts)
+			err = m.writeTail(w, c, cuts, whole)
 		}
 	}
 	if err != nil {
@@ -929,9 +933,24 @@ func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background boo
 	return cuts, nil
 }
 
+// journaling reports whether l is still the log that every write is
+// journaled to, once a capture on it has taken its last shard. stopAOF
+// clears m.log before it detaches the log from the server, so true means
+// that every write to a shard before that shard's capture is in l.
+func (m *Manager) journaling(l *Log) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.log == l
+}
+
 // writeTail writes the captured records that came after the capture of
 // every shard they touch, as a log-record block; see the file comment.
-func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64) error {
+// whole says every write before the capture of the last shard is in c
+// (the log was not switched off meanwhile, see journaling): only then may
+// a reset that ran in the middle of the capture go to the tail with every
+// record after it, since the records after it must rebuild every shard
+// captured after it. Otherwise it is a mixed record like any other.
+func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64, whole bool) error {
 	var keep []byte
 	n := 0
 	var args [][]byte
@@ -982,7 +1001,7 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64) error 
 				}
 			}
 			switch {
-			case before && after && m.opts.Resets != nil && m.opts.Resets(args):
+			case before && after && whole && m.opts.Resets != nil && m.opts.Resets(args):
 				reset = true
 				keep = append(keep, one...)
 				n++
@@ -1111,6 +1130,7 @@ func (m *Manager) rewriteOnce(ctx context.Context, l *Log, first bool) error {
 	if err != nil {
 		return undo(err)
 	}
+	whole := m.journaling(l)
 	t1 := time.Now()
 	last, done, err := l.Rotate(wrapped(f), incrName, 0, c)
 	if err != nil {
@@ -1123,7 +1143,7 @@ func (m *Manager) rewriteOnce(ctx context.Context, l *Log, first bool) error {
 		return fmt.Errorf("switching to %s: %w", incrName, err)
 	}
 	t2 := time.Now()
-	if err := m.writeTail(w, c, cuts); err != nil {
+	if err := m.writeTail(w, c, cuts, whole); err != nil {
 		w.abort()
 		return err
 	}

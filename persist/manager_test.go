@@ -367,6 +367,53 @@ func TestFlushallDuringTheCapture(t *testing.T) {
 	require.Equal(t, map[string]string{first: `"w"@0`, last: `"z"@0`}, h.contents(), "the dump holds the state when its capture ended")
 }
 
+// A FLUSHALL in the middle of a BGSAVE's capture may go to the dump's
+// tail with the records after it only while every write is journaled: once
+// appendonly is switched off, the writes to the shards still to capture are
+// in their keys and in no record, and a FLUSHALL replayed after those keys
+// lost them. The dump holds the state when its capture ended.
+func TestFlushallDuringTheCaptureThenAppendonlyOff(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), "appendonly", "yes")
+	f := newFakeServer(newClock())
+	require.NoError(t, f.open(t, cfg))
+	t.Cleanup(func() { f.m.Close() })
+	first, last := edgeKeys(f)
+	f.exec(t, "APPEND", first, "x")
+	f.exec(t, "APPEND", last, "y")
+	// The capture takes every shard but the last, held here.
+	lastShard := f.st.NumShards() - 1
+	f.st.Lock(lastShard)
+	done := make(chan error, 1)
+	go func() { done <- f.m.saveDump(f.m.ctx, true) }()
+	captureBegun(t, f)
+	time.Sleep(20 * time.Millisecond) // it reaches the last shard
+	// FLUSHALL, journaled, between the captures of the first shard and
+	// the last (which the test holds, as FLUSHALL would).
+	for i := 0; i < lastShard; i++ {
+		f.st.Lock(i)
+	}
+	require.NoError(t, f.apply([][]byte{[]byte("FLUSHALL")}))
+	f.m.Journal().Append(rec("FLUSHALL"))
+	for i := 0; i < lastShard; i++ {
+		f.st.Unlock(i)
+	}
+	// appendonly no; then a write to the last shard, before its capture,
+	// which nothing journals.
+	require.NoError(t, f.m.SetAppendOnly(false, Hooks{Attach: func(*Log) {}, Drain: func() {}}))
+	require.Nil(t, f.m.Journal())
+	require.NoError(t, f.apply([][]byte{[]byte("APPEND"), []byte(last), []byte("z")}))
+	f.st.Unlock(lastShard)
+	require.NoError(t, <-done)
+	want := f.contents()
+	require.Equal(t, map[string]string{last: `"z"@0`}, want)
+
+	require.NoError(t, f.m.Close())
+	g := newFakeServer(f.clock)
+	require.NoError(t, g.open(t, testConfig(t, cfg.Get("dir"), "appendonly", "no")))
+	t.Cleanup(func() { g.m.Close() })
+	require.Equal(t, want, g.contents(), "the dump holds the state when its capture ended")
+}
+
 func TestExpiredKeysAreNotResurrected(t *testing.T) {
 	clock := newClock()
 	cfg := testConfig(t, t.TempDir())
