@@ -307,6 +307,25 @@ func (l *Log) LastSeq() uint64 {
 	return l.seq
 }
 
+// Pending returns, under appendfsync always, the sequence number of the
+// last record appended when it is not yet fsynced; otherwise 0: under
+// everysec and no, when every record is fsynced, and while a write or
+// fsync error keeps records from the disk (or the log is closed). A reply
+// that may show what those records wrote waits for them (the server's
+// read barrier); during an outage it must not wait, so that reads go on
+// being answered.
+func (l *Log) Pending() uint64 {
+	if Policy(l.policy.Load()) != FsyncAlways || l.errp.Load() != nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.synced >= l.seq || l.closed || l.lost || l.err != nil {
+		return 0
+	}
+	return l.seq
+}
+
 // Sync makes the records up to seq as durable as the policy demands: with
 // always it returns once they are fsynced (waiting through a disk outage);
 // otherwise once they are handed to the writer, which keeps them through an

@@ -775,3 +775,40 @@ func TestRetryOnEveryTick(t *testing.T) {
 	f.failWrite = nil
 	f.mu.Unlock()
 }
+
+// Pending names, under always, the last record appended while it is not
+// yet fsynced (a reply that may show it waits for it), and nothing once it
+// is, during an outage (reads must go on being answered), or under
+// everysec.
+func TestLogPending(t *testing.T) {
+	f := &gateFile{entered: make(chan struct{}, 16), release: make(chan error)}
+	l := openLog(f, "mem", 0, FsyncAlways, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { close(f.release); l.Close() })
+	require.Zero(t, l.Pending())
+
+	seq := l.Append(rec("SET", "a", "1"))
+	require.Equal(t, seq, l.Pending())
+	done := make(chan error, 1)
+	go func() { done <- l.Sync(seq) }()
+	<-f.entered
+	require.Equal(t, seq, l.Pending(), "during the fsync")
+	f.release <- nil
+	require.NoError(t, <-done)
+	require.Zero(t, l.Pending())
+
+	seq = l.Append(rec("SET", "b", "2"))
+	go func() { done <- l.Sync(seq) }()
+	<-f.entered
+	f.release <- syscall.EIO
+	require.Eventually(t, func() bool { return l.Err() != nil }, 2*time.Second, time.Millisecond)
+	require.Zero(t, l.Pending(), "during an outage")
+	<-f.entered // the retry
+	f.release <- nil
+	require.NoError(t, <-done)
+	require.NoError(t, l.Err())
+	require.Zero(t, l.Pending())
+
+	l.SetPolicy(FsyncEverysec)
+	l.Append(rec("SET", "c", "3"))
+	require.Zero(t, l.Pending(), "under everysec")
+}

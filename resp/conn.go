@@ -470,11 +470,15 @@ func (c *Conn) write(b []byte) (int, error) {
 // could undo.
 func (c *Conn) syncJournal() error {
 	if c.journalSeq == 0 && c.jerr == nil {
+		c.waitReadBarrier()
 		return nil
 	}
 	err := c.jerr
-	if c.journalSeq != 0 {
-		if serr := c.jref.j.Sync(c.journalSeq); err == nil {
+	if seq := c.journalSeq; seq != 0 {
+		if r, rseq := c.srv.readBarrier(); r == c.jref && rseq > seq {
+			seq = rseq // records of others the batch may have read
+		}
+		if serr := c.jref.j.Sync(seq); err == nil {
 			err = serr
 		}
 	}
@@ -484,6 +488,22 @@ func (c *Conn) syncJournal() error {
 		c.closeAfter = true
 	}
 	return err
+}
+
+// waitReadBarrier waits until the records c's replies may show are as
+// durable as appendfsync demands (see Server.readBarrier), for a batch
+// that journaled nothing itself. A failure to get there is no reason to
+// hold its replies back: they acknowledge no write (and during a disk
+// outage reads are answered).
+func (c *Conn) waitReadBarrier() {
+	r, seq := c.srv.readBarrier()
+	switch {
+	case seq == 0:
+	case r.outage != nil:
+		r.outage.SyncOrFailing(seq)
+	default:
+		r.j.Sync(seq)
+	}
 }
 
 // dropReplies drops c's pending replies because the journal could not make

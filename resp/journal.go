@@ -73,6 +73,13 @@ type outageJournal interface {
 	SyncOrFailing(seq uint64) error
 }
 
+// pendingJournal is a Journal that can say which records a reply must
+// wait for before it leaves (persist.Log.Pending): under appendfsync
+// always, the last record appended while it is not yet fsynced.
+type pendingJournal interface {
+	Pending() uint64
+}
+
 // PersistMode says how a write command is journaled; see the file comment.
 type PersistMode uint8
 
@@ -89,6 +96,9 @@ const (
 type journalRef struct {
 	j      Journal
 	outage outageJournal // j, when it can report an outage instead of waiting; nil otherwise
+	// pending is j when it is a pendingJournal; nil otherwise. See
+	// readBarrier.
+	pending pendingJournal
 }
 
 // SetJournal attaches the journal that write commands log to; nil
@@ -101,7 +111,36 @@ func (s *Server) SetJournal(j Journal) {
 	}
 	r := &journalRef{j: j}
 	r.outage, _ = j.(outageJournal) // once, not per event-loop turn
+	r.pending, _ = j.(pendingJournal)
 	s.jr.Store(r)
+}
+
+// readBarrier returns the journal and the sequence number that replies
+// about to leave must wait for, although they acknowledge no write of
+// their own: under appendfsync always, every record appended so far (by
+// any connection) while it is not yet fsynced. (0 and nil: none, or no
+// journal attached.) A reply may show what those records wrote (a GET of
+// a key another client just SET, a CL.THROTTLE refused because of calls
+// just allowed); sent before their fsync, it showed a client state that a
+// crash then took back. Redis's event loop fsyncs before it writes any
+// reply of a turn, so none of its replies gets ahead of an earlier write.
+//
+// It is called once per event-loop turn, or per batch of a connection
+// served by its own goroutine, after the requests ran: the last record
+// appended then is at or past every record they could have read. Waiting
+// for it is safe: records reach the disk in order. During a disk outage
+// there is nothing to wait for (persist.Log.Pending returns 0), so reads
+// go on being answered, as they must; they may then show writes that are
+// not yet durable, whose own replies wait.
+func (s *Server) readBarrier() (*journalRef, uint64) {
+	r := s.jr.Load()
+	if r == nil || r.pending == nil {
+		return nil, 0
+	}
+	if seq := r.pending.Pending(); seq != 0 {
+		return r, seq
+	}
+	return nil, 0
 }
 
 // drainJournal returns once no write command that loaded the journal

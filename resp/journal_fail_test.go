@@ -2,8 +2,13 @@ package resp
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -107,4 +112,79 @@ func TestExecUnderALogWriteError(t *testing.T) {
 	require.Equal(t, "+OK\r\n", r.do("MULTI"))
 	require.Equal(t, "+QUEUED\r\n", r.do("GET", "a"))
 	require.Equal(t, "*1\r\n$1\r\n1\r\n", r.do("EXEC"), "a read-only transaction runs")
+}
+
+// gateJournal is a journal under appendfsync always whose fsyncs all wait
+// until open is closed: until then no record is durable.
+type gateJournal struct {
+	n    atomic.Uint64
+	open chan struct{}
+}
+
+func (j *gateJournal) Append([]byte) uint64           { return j.n.Add(1) }
+func (j *gateJournal) Sync(uint64) error              { <-j.open; return nil }
+func (j *gateJournal) SyncOrFailing(seq uint64) error { return j.Sync(seq) }
+func (j *gateJournal) Err() error                     { return nil }
+func (j *gateJournal) Pending() uint64 {
+	select {
+	case <-j.open:
+		return 0
+	default:
+		return j.n.Load()
+	}
+}
+
+// Under appendfsync always no reply shows a write before it is durable, as
+// in Redis, whose event loop fsyncs before it writes any reply of the
+// turn: a GET on another connection (in the event-loop mode, served by
+// another loop) waits for the fsync of the SET it reads. Before, it was
+// answered at once, so a client could see (and act on) a value that a
+// crash then took back.
+func TestNoReplyShowsAWriteBeforeItIsDurable(t *testing.T) {
+	for _, loop := range []string{"yes", "no"} {
+		t.Run("event-loop "+loop, func(t *testing.T) {
+			if loop == "yes" && runtime.GOMAXPROCS(0) < 2 {
+				prev := runtime.GOMAXPROCS(2) // one event loop per P: two loops
+				t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+			}
+			j := &gateJournal{open: make(chan struct{})}
+			var release sync.Once
+			t.Cleanup(func() { release.Do(func() { close(j.open) }) }) // before the server's shutdown
+			ts := newJournaledServer(t, j, "event-loop", loop)
+			w, r := ts.raw(t), ts.raw(t)
+			// Consecutive client ids are served by different loops.
+			idW, idR := w.do("CLIENT", "ID"), r.do("CLIENT", "ID")
+			require.Equal(t, fmt.Sprintf(":%d\r\n", parseIntReply(t, idW)+1), idR)
+
+			_, err := io.WriteString(w.nc, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return j.n.Load() == 1 }, 5*time.Second, time.Millisecond)
+			_, err = io.WriteString(r.nc, "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n")
+			require.NoError(t, err)
+			r.nc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+			b := make([]byte, 64)
+			n, err := r.nc.Read(b)
+			require.Error(t, err, "GET answered %q before the SET it reads was fsynced", b[:n])
+			var ne net.Error
+			require.True(t, errors.As(err, &ne) && ne.Timeout(), "%v", err)
+
+			release.Do(func() { close(j.open) })
+			r.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			w.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			line, err := r.rd.ReadString('\n')
+			require.NoError(t, err)
+			require.Equal(t, "$1\r\n", line)
+			line, err = w.rd.ReadString('\n')
+			require.NoError(t, err)
+			require.Equal(t, "+OK\r\n", line)
+		})
+	}
+}
+
+// parseIntReply returns the value of a raw integer reply.
+func parseIntReply(t *testing.T, reply string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(reply, ":"), "\r\n"), 10, 64)
+	require.NoError(t, err, "%q", reply)
+	return n
 }

@@ -612,6 +612,11 @@ func (l *eventLoop) runTurn() {
 			seq = max(seq, c.journalSeq)
 		}
 	}
+	// The replies wait for the records they may show, too (readBarrier);
+	// in the turn of a switch of appendonly, only for the writes' journal.
+	if r, rseq := l.srv.readBarrier(); rseq > seq && (ref == nil || ref == r) {
+		ref, seq = r, rseq
+	}
 	l.running.Store(false) // see enterTurn
 	var failed error
 	outage := false
