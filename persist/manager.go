@@ -450,13 +450,13 @@ func (m *Manager) replayFile(i int, last bool) error {
 		if size < fileSize {
 			// The zeros written ahead under always: the log goes on
 			// right after its last record.
-			return truncateFile(path, size, "")
+			return truncateFile(path, size)
 		}
 		return nil
 	case errors.As(err, &torn) && last && m.cfg.Get("aof-load-truncated") == "yes":
 		m.logger.Warn("the append-only file ends with an incomplete record (torn write after a crash); truncating it",
 			"file", path, "offset", torn.Offset, "bytes_dropped", torn.Size-torn.Offset, "records_loaded", n)
-		return truncateFile(path, torn.Offset, "")
+		return truncateFile(path, torn.Offset)
 	case errors.As(err, &torn) && last:
 		return fmt.Errorf("%w; refusing to start: restart with --aof-load-truncated yes to truncate the file there", err)
 	case errors.As(err, &torn):
@@ -472,20 +472,80 @@ func (m *Manager) replayFile(i int, last bool) error {
 	aside := asideName(fmt.Sprintf("%s.corrupt-%d", path, time.Now().Unix()))
 	m.logger.Warn("the append-only file is corrupt; truncating it as aof-load-corrupt allows",
 		"file", path, "offset", corrupt.Offset, "reason", corrupt.Reason, "bytes_moved_to", aside, "records_loaded", n)
-	if err := truncateFile(path, corrupt.Offset, aside); err != nil {
+	return m.repair(i, path, corrupt.Offset, aside)
+}
+
+// repairStep, when set (tests), is called after each step of a repair
+// and stops it with the error it returns, as a crash there would.
+var repairStep func(step string) error
+
+// repair cuts incremental file i at off, keeping the cut part in aside,
+// and sets the files after it aside (aof-load-corrupt truncate). The steps
+// go in an order that a crash between any two leaves a directory that the
+// next start, with the same flag, loads as if the repair had finished,
+// with every byte it set aside kept:
+//
+//  1. the corrupt part is copied to aside (the file is still whole);
+//  2. each later file is copied to its aside name;
+//  3. the manifest stops naming the later files: from here on no start
+//     replays them, even if what follows does not happen (a start deletes
+//     log files that no manifest names; their copies remain);
+//  4. file i is cut at off;
+//  5. the later files' own names are removed.
+//
+// Before (cut, rename the later files, then the manifest), a crash after
+// the cut replayed the later files on top of the cut one at the next
+// start, a state that never was, and a crash after a rename made the next
+// start refuse, naming the file it had moved.
+func (m *Manager) repair(i int, path string, off int64, aside string) error {
+	step := func(name string) error {
+		if repairStep != nil {
+			return repairStep(name)
+		}
+		return nil
+	}
+	if err := copyTail(path, off, aside); err != nil {
 		return err
 	}
-	if !last {
-		for _, later := range m.man.incrs[i+1:] {
-			p := filepath.Join(m.aofDir, later.name)
+	if err := step("copied"); err != nil {
+		return err
+	}
+	later := slices.Clone(m.man.incrs[i+1:])
+	if len(later) > 0 {
+		for _, f := range later {
+			p := filepath.Join(m.aofDir, f.name)
 			to := asideName(p + ".corrupt-later")
-			if err := os.Rename(p, to); err != nil {
+			// A copy, not a second link: removing a log file cuts it
+			// down first (removeGradually), which a link would share.
+			if err := copyTail(p, 0, to); err != nil {
 				return err
 			}
-			m.logger.Warn("set aside an append-only file that followed the corruption", "file", p, "moved_to", to)
+			m.logger.Warn("set aside an append-only file that followed the corruption", "file", p, "copied_to", to)
 		}
-		m.man.incrs = m.man.incrs[:i+1]
-		if err := writeManifest(m.manifestPath(), &m.man); err != nil {
+		if err := step("copied later"); err != nil {
+			return err
+		}
+		cut := m.man
+		cut.incrs = slices.Clone(m.man.incrs[:i+1])
+		if err := writeManifest(m.manifestPath(), &cut); err != nil {
+			if manifestRenamed(err) {
+				m.man = cut
+			}
+			return err
+		}
+		m.man = cut
+		if err := step("manifest"); err != nil {
+			return err
+		}
+	}
+	if err := truncateFile(path, off); err != nil {
+		return err
+	}
+	if err := step("truncated"); err != nil {
+		return err
+	}
+	for _, f := range later {
+		if err := removeFile(filepath.Join(m.aofDir, f.name)); err != nil {
 			return err
 		}
 	}
@@ -533,30 +593,13 @@ func recordsEnd(f io.ReaderAt, size int64) (int64, error) {
 	return 0, nil
 }
 
-// truncateFile cuts path at off (after copying the rest to aside, unless
-// aside is empty) and fsyncs it.
-func truncateFile(path string, off int64, aside string) error {
+// truncateFile cuts path at off and fsyncs it.
+func truncateFile(path string, off int64) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if aside != "" {
-		a, err := os.OpenFile(aside, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(a, io.NewSectionReader(f, off, 1<<62))
-		if err == nil {
-			err = fullSync(a)
-		}
-		if cerr := a.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("saving the corrupt part of %s: %w", path, err)
-		}
-	}
 	if err := f.Truncate(off); err != nil {
 		return err
 	}
@@ -564,6 +607,34 @@ func truncateFile(path string, off int64, aside string) error {
 		return err
 	}
 	return syncDir(filepath.Dir(path))
+}
+
+// copyTail copies what follows off in the file at path to a new file,
+// aside, and makes it durable.
+func copyTail(path string, off int64, aside string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	a, err := os.OpenFile(aside, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(a, io.NewSectionReader(f, off, 1<<62))
+	if err == nil {
+		err = fullSync(a)
+	}
+	if cerr := a.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(aside))
+	}
+	if err != nil {
+		return fmt.Errorf("saving the corrupt part of %s: %w", path, err)
+	}
+	return nil
 }
 
 // Journal returns the append-only log to attach to the server, or nil
