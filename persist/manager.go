@@ -632,7 +632,7 @@ func copyTail(path string, off int64, aside string) error {
 		err = syncDir(filepath.Dir(aside))
 	}
 	if err != nil {
-		return fmt.Errorf("saving the corrupt part of %s: %w", path, err)
+		return fmt.Errorf("setting aside %s from offset %d as %s: %w", path, off, aside, err)
 	}
 	return nil
 }
