@@ -467,7 +467,10 @@ func (c *Conn) write(b []byte) (int, error) {
 // fsync lost the records: persist.ErrLost) the replies are dropped and the
 // error returned, and the caller closes the connection: the client sees
 // the outcome of its writes as unknown, never as a success that a crash
-// could undo.
+// could undo. Under always the replies also wait for the records of other
+// clients they may show (Server.readBarrier): a batch that wrote nothing
+// waits for them without failing (waitReadBarrier), one that wrote waits
+// for them along with its own.
 func (c *Conn) syncJournal() error {
 	if c.journalSeq == 0 && c.jerr == nil {
 		c.waitReadBarrier()
