@@ -499,13 +499,8 @@ func (c *Conn) syncJournal() error {
 // hold its replies back: they acknowledge no write (and during a disk
 // outage reads are answered).
 func (c *Conn) waitReadBarrier() {
-	r, seq := c.srv.readBarrier()
-	switch {
-	case seq == 0:
-	case r.outage != nil:
-		r.outage.SyncOrFailing(seq)
-	default:
-		r.j.Sync(seq)
+	if r, seq := c.srv.readBarrier(); seq != 0 {
+		r.syncOrFailing(seq)
 	}
 }
 

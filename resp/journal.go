@@ -115,6 +115,16 @@ func (s *Server) SetJournal(j Journal) {
 	s.jr.Store(r)
 }
 
+// syncOrFailing settles the records up to seq without waiting through a
+// disk outage when the journal can report one (persist.ErrFailing, see
+// outageJournal), else as Sync does.
+func (r *journalRef) syncOrFailing(seq uint64) error {
+	if r.outage != nil {
+		return r.outage.SyncOrFailing(seq)
+	}
+	return r.j.Sync(seq)
+}
+
 // readBarrier returns the journal and the sequence number that replies
 // about to leave must wait for, although they acknowledge no write of
 // their own: under appendfsync always, every record appended so far (by

@@ -621,12 +621,8 @@ func (l *eventLoop) runTurn() {
 	var failed error
 	outage := false
 	if seq != 0 {
-		if j := ref.outage; j != nil {
-			failed = j.SyncOrFailing(seq)
-			outage = errors.Is(failed, persist.ErrFailing)
-		} else {
-			failed = ref.j.Sync(seq)
-		}
+		failed = ref.syncOrFailing(seq)
+		outage = errors.Is(failed, persist.ErrFailing)
 	}
 	var parked []*Conn
 	for i, c := range l.turn {
