@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ratekv/ratekv/internal/redisnum"
 )
 
 // Connection commands: the handshake real clients perform (HELLO, AUTH,
@@ -134,7 +136,7 @@ func cmdAuth(c *Conn, args [][]byte) {
 func cmdHello(c *Conn, args [][]byte) {
 	proto := c.proto
 	if len(args) >= 2 {
-		v, ok := ParseInt(args[1])
+		v, ok := redisnum.ParseInt(args[1])
 		if !ok {
 			c.WriteError(errHelloProto)
 			return
@@ -201,7 +203,7 @@ func cmdHello(c *Conn, args [][]byte) {
 
 // SELECT index
 func cmdSelect(c *Conn, args [][]byte) {
-	n, ok := ParseInt(args[1])
+	n, ok := redisnum.ParseInt(args[1])
 	if !ok {
 		c.WriteError(errNotInt)
 		return
@@ -357,7 +359,7 @@ func (c *Conn) clientList(opts [][]byte) {
 			}
 			ids = map[int64]bool{}
 			for i++; i < len(opts); i++ {
-				id, ok := ParseInt(opts[i])
+				id, ok := redisnum.ParseInt(opts[i])
 				if !ok || id <= 0 {
 					c.WriteError(errClientID)
 					return
@@ -408,7 +410,7 @@ func (c *Conn) clientKill(opts [][]byte) {
 		v := opts[i+1]
 		switch strings.ToLower(string(opts[i])) {
 		case "id":
-			n, ok := ParseInt(v)
+			n, ok := redisnum.ParseInt(v)
 			if !ok || n <= 0 {
 				c.WriteError(errClientIDKill)
 				return

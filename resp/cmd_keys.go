@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/ratekv/ratekv/internal/glob"
+	"github.com/ratekv/ratekv/internal/redisnum"
 	"github.com/ratekv/ratekv/shards"
 	"github.com/tidwall/redcon"
 )
@@ -198,7 +200,7 @@ func (c *Conn) expireGeneric(args [][]byte, sec bool, base int64, name string) {
 		c.WriteError(msg)
 		return
 	}
-	t, ok := ParseInt(args[2])
+	t, ok := redisnum.ParseInt(args[2])
 	if !ok {
 		c.WriteError(errNotInt)
 		return
@@ -295,7 +297,7 @@ func cmdKeys(c *Conn, args [][]byte) {
 	mark := len(c.out)
 	n := 0
 	c.srv.store.Each(c.nowMs, func(k []byte, _ *shards.Entry) bool {
-		if all || shards.Match(pattern, k, false) {
+		if all || glob.Match(pattern, k, false) {
 			c.out = redcon.AppendBulk(c.out, k)
 			n++
 		}
@@ -343,7 +345,7 @@ func parseScan(args [][]byte) (scanOpts, string) {
 		}
 		switch {
 		case equalFold(w, "count"):
-			n, ok := ParseInt(args[i+1])
+			n, ok := redisnum.ParseInt(args[i+1])
 			if !ok {
 				return o, errNotInt
 			}
@@ -417,7 +419,7 @@ func cmdScan(c *Conn, args [][]byte) {
 	mark := len(c.out)
 	n := 0
 	next := c.srv.store.Scan(o.cursor, count, c.nowMs, func(k []byte, e *shards.Entry) {
-		if o.pattern != nil && !shards.Match(o.pattern, k, false) {
+		if o.pattern != nil && !glob.Match(o.pattern, k, false) {
 			return
 		}
 		if o.typ != nil && !equalFold(o.typ, e.Kind().String()) {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ratekv/ratekv/internal/redisnum"
 )
 
 // Fuzz tests for the argument parsers of the keyspace and string commands.
@@ -129,7 +131,7 @@ func FuzzSetDeadline(f *testing.F) {
 		}
 		flag := []setFlags{setEX, setPX, setEXAT, setPXAT}[which%4]
 		at, msg := setDeadline(setOpts{flags: flag, expire: []byte(expire)}, nowMs, "set")
-		n, isInt := ParseInt([]byte(expire))
+		n, isInt := redisnum.ParseInt([]byte(expire))
 		if !isInt {
 			if msg != errNotInt {
 				t.Fatalf("%q: have %q, want not-an-integer", expire, msg)

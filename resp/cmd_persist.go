@@ -3,6 +3,7 @@ package resp
 import (
 	"errors"
 
+	"github.com/ratekv/ratekv/internal/redisnum"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/shards"
 )
@@ -177,7 +178,7 @@ func parseRestoreOptions(args [][]byte) (restoreOpts, string) {
 		case equalFold(a, "absttl"):
 			o.absTTL = true
 		case equalFold(a, "idletime") && more >= 1 && o.freq == -1:
-			n, ok := ParseInt(args[j+1])
+			n, ok := redisnum.ParseInt(args[j+1])
 			if !ok {
 				return o, errNotInt
 			}
@@ -187,7 +188,7 @@ func parseRestoreOptions(args [][]byte) (restoreOpts, string) {
 			o.idle = n
 			j++
 		case equalFold(a, "freq") && more >= 1 && o.idle == -1:
-			n, ok := ParseInt(args[j+1])
+			n, ok := redisnum.ParseInt(args[j+1])
 			if !ok {
 				return o, errNotInt
 			}
@@ -224,7 +225,7 @@ func cmdRestore(c *Conn, args [][]byte) {
 		c.WriteError(errBusyKey)
 		return
 	}
-	ttl, ok := ParseInt(args[2])
+	ttl, ok := redisnum.ParseInt(args[2])
 	if !ok {
 		c.WriteError(errNotInt)
 		return

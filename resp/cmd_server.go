@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/internal/glob"
 	"github.com/ratekv/ratekv/shards"
 )
 
@@ -543,7 +544,7 @@ func (f listFilter) match(cmd *Command) bool {
 		}
 		return false
 	case "pattern":
-		return shards.Match(f.arg, []byte(cmd.Name), true)
+		return glob.Match(f.arg, []byte(cmd.Name), true)
 	}
 	return true
 }
@@ -666,7 +667,7 @@ func cmdConfigGet(c *Conn, args [][]byte) {
 			continue
 		}
 		for _, n := range config.Names() {
-			if !seen[n] && shards.Match(pat, []byte(n), true) {
+			if !seen[n] && glob.Match(pat, []byte(n), true) {
 				seen[n] = true
 				names = append(names, n)
 				values = append(values, c.srv.cfg.Get(n))

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/ratekv/ratekv/internal/redisnum"
 	"github.com/ratekv/ratekv/shards"
 )
 
@@ -196,7 +197,7 @@ func parseSetOptions(opts [][]byte, getex bool) (o setOpts, ok bool) {
 // error text to reply (name is the command's, for the message), or "".
 // An EXAT or PXAT deadline in the past is valid.
 func setDeadline(o setOpts, nowMs int64, name string) (int64, string) {
-	t, ok := ParseInt(o.expire)
+	t, ok := redisnum.ParseInt(o.expire)
 	if !ok {
 		return 0, errNotInt
 	}
@@ -442,7 +443,7 @@ func cmdDecr(c *Conn, args [][]byte) { c.incrBy(args[1], -1) }
 
 // INCRBY key increment
 func cmdIncrby(c *Conn, args [][]byte) {
-	n, ok := ParseInt(args[2])
+	n, ok := redisnum.ParseInt(args[2])
 	if !ok {
 		c.WriteError(errNotInt)
 		return
@@ -452,7 +453,7 @@ func cmdIncrby(c *Conn, args [][]byte) {
 
 // DECRBY key decrement
 func cmdDecrby(c *Conn, args [][]byte) {
-	n, ok := ParseInt(args[2])
+	n, ok := redisnum.ParseInt(args[2])
 	if !ok {
 		c.WriteError(errNotInt)
 		return
@@ -516,17 +517,17 @@ func cmdIncrbyfloat(c *Conn, args [][]byte) {
 	if e != nil {
 		var buf [64]byte
 		cur = st.AppendBytes(buf[:0], e)
-		if _, ok := ParseLongDouble(cur); !ok {
+		if _, ok := redisnum.ParseLongDouble(cur); !ok {
 			c.WriteError(errNotFloat)
 			return
 		}
 	}
-	if _, ok := ParseLongDouble(args[2]); !ok {
+	if _, ok := redisnum.ParseLongDouble(args[2]); !ok {
 		c.WriteError(errNotFloat)
 		return
 	}
 	var buf [320]byte
-	v, valid, finite := AppendLongDoubleSum(buf[:0], cur, args[2])
+	v, valid, finite := redisnum.AppendLongDoubleSum(buf[:0], cur, args[2])
 	switch {
 	case !valid:
 		c.WriteError(errNotFloat)
@@ -593,12 +594,12 @@ func cmdStrlen(c *Conn, args [][]byte) {
 //
 // SUBSTR key start end is the same command.
 func cmdGetrange(c *Conn, args [][]byte) {
-	start, ok := ParseInt(args[2])
+	start, ok := redisnum.ParseInt(args[2])
 	if !ok {
 		c.WriteError(errNotInt)
 		return
 	}
-	end, ok := ParseInt(args[3])
+	end, ok := redisnum.ParseInt(args[3])
 	if !ok {
 		c.WriteError(errNotInt)
 		return
@@ -656,7 +657,7 @@ func strRange(start, end, size int64) (first, last int64, ok bool) {
 
 // SETRANGE key offset value
 func cmdSetrange(c *Conn, args [][]byte) {
-	off, ok := ParseInt(args[2])
+	off, ok := redisnum.ParseInt(args[2])
 	if !ok {
 		c.WriteError(errNotInt)
 		return

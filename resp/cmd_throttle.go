@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ratekv/ratekv/gcra"
+	"github.com/ratekv/ratekv/internal/redisnum"
 	"github.com/ratekv/ratekv/shards"
 )
 
@@ -218,7 +219,7 @@ func (c *Conn) throttle(args [][]byte, peek bool) {
 
 // throttleAllKeys returns the key positions of CL.THROTTLEALL: 2, 6, 10, …
 func throttleAllKeys(args [][]byte, dst []int) []int {
-	n, ok := ParseInt(args[1])
+	n, ok := redisnum.ParseInt(args[1])
 	if !ok || n <= 0 || n > int64(len(args)) {
 		return dst
 	}
@@ -246,7 +247,7 @@ const scanLimits = 16
 // bit (limited 1) and what the others would have allowed. A key named twice is
 // consumed twice, in order. The reply is [limited, [reply of limit 1], …].
 func cmdClThrottleAll(c *Conn, args [][]byte) {
-	n, ok := ParseInt(args[1])
+	n, ok := redisnum.ParseInt(args[1])
 	if !ok || n <= 0 {
 		c.WriteError(errCellNumLimits)
 		return

@@ -1,6 +1,9 @@
 package resp
 
-import "github.com/ratekv/ratekv/shards"
+import (
+	"github.com/ratekv/ratekv/internal/redisnum"
+	"github.com/ratekv/ratekv/shards"
+)
 
 // Native sliding-window limiters: the algorithms of the popular Redis
 // recipes, in one round trip and a fraction of the memory.
@@ -59,7 +62,7 @@ type windowOpts struct {
 
 // windowInt parses an integer argument in [lo, hi].
 func windowInt(b []byte, name string, lo, hi int64) (int64, string) {
-	n, ok := ParseInt(b)
+	n, ok := redisnum.ParseInt(b)
 	if !ok || n < lo || n > hi {
 		return 0, sprintf(errWindowArg, name, lo, hi)
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/ratekv/ratekv/internal/glob"
+	"github.com/ratekv/ratekv/internal/redisnum"
 	"github.com/ratekv/ratekv/shards"
 	"github.com/tidwall/redcon"
 )
@@ -149,34 +151,8 @@ func parseScoreBound(b []byte) (v float64, ex, ok bool) {
 	if len(b) > 0 && b[0] == '(' {
 		ex, b = true, b[1:]
 	}
-	i := 0
-	for i < len(b) && numIsSpace(b[i]) {
-		i++
-	}
-	rest := b[i:]
-	if len(rest) == 0 {
-		// strtod converts nothing and points at the start: fine only when
-		// that is the end already.
-		return 0, ex, len(b) == 0
-	}
-	if v, ok := parseFloatInteger(rest); ok { // the recipe's bounds: "0", a timestamp
-		return v, ex, true
-	}
-	n, ok := scanStrtod(rest)
-	if !ok {
-		return 0, false, false
-	}
-	switch n.kind {
-	case numNaN:
-		return 0, false, false
-	case numInf:
-		if n.negative {
-			return math.Inf(-1), ex, true
-		}
-		return math.Inf(1), ex, true
-	}
-	v, _ = convertFloat(rest, n) // overflow is ±inf, as strtod's HUGE_VAL
-	return v, ex, true
+	v, ok = redisnum.ParseStrtod(b)
+	return v, ex, ok
 }
 
 // parseScoreRange parses ZRANGEBYSCORE's min and max.
@@ -287,7 +263,7 @@ func zaddGeneric(c *Conn, args [][]byte, incr bool) {
 	var buf [8]float64
 	scores := buf[:0]
 	for i := 0; i < o.elements; i++ {
-		s, ok := ParseFloat(args[o.first+2*i])
+		s, ok := redisnum.ParseFloat(args[o.first+2*i])
 		if !ok {
 			c.WriteError(errNotFloat)
 			return
@@ -546,11 +522,11 @@ func parseZrange(args [][]byte, kind zrangeKind, dir zrangeDir) (zrangeOpts, str
 		case equalFold(a, "withscores"):
 			o.withScores = true
 		case equalFold(a, "limit") && left >= 2:
-			off, ok1 := ParseInt(args[j+1])
+			off, ok1 := redisnum.ParseInt(args[j+1])
 			if !ok1 {
 				return o, errNotInt
 			}
-			lim, ok2 := ParseInt(args[j+2])
+			lim, ok2 := redisnum.ParseInt(args[j+2])
 			if !ok2 {
 				return o, errNotInt
 			}
@@ -583,11 +559,11 @@ func parseZrange(args [][]byte, kind zrangeKind, dir zrangeDir) (zrangeOpts, str
 	switch kind {
 	case zrangeRank:
 		var ok1, ok2 bool
-		o.start, ok1 = ParseInt(min)
+		o.start, ok1 = redisnum.ParseInt(min)
 		if !ok1 {
 			return o, errNotInt
 		}
-		o.end, ok2 = ParseInt(max)
+		o.end, ok2 = redisnum.ParseInt(max)
 		if !ok2 {
 			return o, errNotInt
 		}
@@ -736,8 +712,8 @@ func cmdZremrangebylex(c *Conn, args [][]byte) {
 
 // ZREMRANGEBYRANK key start stop
 func cmdZremrangebyrank(c *Conn, args [][]byte) {
-	start, ok1 := ParseInt(args[2])
-	end, ok2 := ParseInt(args[3])
+	start, ok1 := redisnum.ParseInt(args[2])
+	end, ok2 := redisnum.ParseInt(args[3])
 	if !ok1 || !ok2 {
 		c.WriteError(errNotInt)
 		return
@@ -775,7 +751,7 @@ func zpopGeneric(c *Conn, args [][]byte, max bool) {
 	}
 	count := int64(-1) // -1: no count given, a single flat pair
 	if len(args) == 3 {
-		n, ok := ParseInt(args[2])
+		n, ok := redisnum.ParseInt(args[2])
 		if !ok || n < 0 {
 			c.WriteError(errMustPositive)
 			return
@@ -838,7 +814,7 @@ func cmdZrandmember(c *Conn, args [][]byte) {
 		z.Sample(1, true, func(m shards.ZMember) { c.writeMember(&m) })
 		return
 	}
-	l, ok := ParseInt(args[2])
+	l, ok := redisnum.ParseInt(args[2])
 	if !ok {
 		c.WriteError(errNotInt)
 		return
@@ -930,7 +906,7 @@ func cmdZscan(c *Conn, args [][]byte) {
 		}
 		switch {
 		case equalFold(a, "count"):
-			n, ok := ParseInt(args[i+1])
+			n, ok := redisnum.ParseInt(args[i+1])
 			if !ok {
 				c.WriteError(errNotInt)
 				return
@@ -962,12 +938,12 @@ func cmdZscan(c *Conn, args [][]byte) {
 			if m.IsInt {
 				mb = m.AppendTo(mbuf[:0])
 			}
-			if !shards.Match(pattern, mb, false) {
+			if !glob.Match(pattern, mb, false) {
 				return
 			}
 		}
 		c.writeMember(&m)
-		c.out = redcon.AppendBulk(c.out, AppendFloat(sbuf[:0], m.Score))
+		c.out = redcon.AppendBulk(c.out, redisnum.AppendFloat(sbuf[:0], m.Score))
 		n += 2
 	})
 	var head [64]byte

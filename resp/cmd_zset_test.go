@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/internal/redisnum"
 	"github.com/ratekv/ratekv/shards"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -503,7 +504,7 @@ func FuzzZsetScoreBound(f *testing.F) {
 		if ok && !ex && len(s) > 0 && s[0] == '(' {
 			t.Fatalf("%q not exclusive", s)
 		}
-		if f, fok := parseFloatGeneral([]byte(s)); fok {
+		if f, fok := redisnum.ParseFloat([]byte(s)); fok {
 			// The same value to the bit (a negative zero too), whether the
 			// bound took the integer fast path or strtod's.
 			if !ok || ex || math.Float64bits(v) != math.Float64bits(f) {

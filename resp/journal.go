@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"github.com/ratekv/ratekv/internal/redisnum"
 	"github.com/ratekv/ratekv/shards"
 )
 
@@ -458,12 +459,12 @@ func (c *Conn) journalImage(cmd *Command, key []byte, only bool) {
 	case cmd.Persist == PersistTTL && e.ExpireAt() == 0:
 		c.journalAppend(bPERSIST, key)
 	case cmd.Persist == PersistTTL:
-		c.journalAppend(bPEXPIREAT, key, appendInt(num[:0], e.ExpireAt()))
+		c.journalAppend(bPEXPIREAT, key, redisnum.AppendInt(num[:0], e.ExpireAt()))
 	case e.Kind() == shards.KindString:
 		c.journalSetImage(key, e)
 	default: // objects: a RESTORE image (AppendDump panics on a kind without an encoding)
 		c.valBuf = st.AppendDump(c.valBuf[:0], e)
-		c.journalAppend(bRESTORE, key, appendInt(num[:0], e.ExpireAt()), c.valBuf, bREPLACE, bABSTTL)
+		c.journalAppend(bRESTORE, key, redisnum.AppendInt(num[:0], e.ExpireAt()), c.valBuf, bREPLACE, bABSTTL)
 	}
 }
 

@@ -3,6 +3,7 @@ package resp
 import (
 	"strconv"
 
+	"github.com/ratekv/ratekv/internal/redisnum"
 	"github.com/tidwall/redcon"
 )
 
@@ -36,7 +37,7 @@ func (c *Conn) WriteInt(n int64) {
 		return
 	}
 	c.out = append(c.out, ':')
-	c.out = appendInt(c.out, n)
+	c.out = redisnum.AppendInt(c.out, n)
 	c.out = append(c.out, '\r', '\n')
 }
 
@@ -102,11 +103,11 @@ func (c *Conn) WriteDouble(f float64) {
 	var buf [32]byte
 	if c.proto == 3 {
 		c.out = append(c.out, ',')
-		c.out = AppendFloat(c.out, f)
+		c.out = redisnum.AppendFloat(c.out, f)
 		c.out = append(c.out, '\r', '\n')
 		return
 	}
-	c.out = redcon.AppendBulk(c.out, AppendFloat(buf[:0], f))
+	c.out = redcon.AppendBulk(c.out, redisnum.AppendFloat(buf[:0], f))
 }
 
 // WriteBool writes a boolean: #t/#f in RESP3, :1/:0 in RESP2.
@@ -146,7 +147,7 @@ func appendArrayHeader(dst []byte, n int) []byte {
 		return append(dst, '*', byte('0'+n), '\r', '\n')
 	}
 	dst = append(dst, '*')
-	dst = appendInt(dst, int64(n))
+	dst = redisnum.AppendInt(dst, int64(n))
 	return append(dst, '\r', '\n')
 }
 
@@ -162,7 +163,7 @@ func appendBulk(dst, b []byte) []byte {
 		dst = append(dst, '$', byte('0'+n/10), byte('0'+n%10), '\r', '\n')
 	default:
 		dst = append(dst, '$')
-		dst = appendInt(dst, int64(n))
+		dst = redisnum.AppendInt(dst, int64(n))
 		dst = append(dst, '\r', '\n')
 	}
 	dst = append(dst, b...)
@@ -174,9 +175,9 @@ func appendBulk(dst, b []byte) []byte {
 func appendBulkInt(dst []byte, n int64) []byte {
 	if n < 0 {
 		var num [24]byte
-		return appendBulk(dst, appendInt(num[:0], n))
+		return appendBulk(dst, redisnum.AppendInt(num[:0], n))
 	}
 	var buf [24]byte
-	i := formatUint(&buf, uint64(n))
+	i := redisnum.FormatUint(&buf, uint64(n))
 	return appendBulk(dst, buf[i:])
 }

@@ -1,4 +1,5 @@
-package shards
+// Package glob is Redis's glob-style pattern matching (KEYS, SCAN MATCH, CONFIG GET).
+package glob
 
 // This file is a line-by-line port of stringmatchlen() and
 // stringmatchlen_impl() from Redis 7's src/util.c: the glob dialect of KEYS,

@@ -1,4 +1,5 @@
-package resp
+// Package redisnum is Redis's number parsing and formatting, byte for byte.
+package redisnum
 
 // This file holds Redis's number parsing and formatting, ported from Redis 7:
 // string2ll, string2d and string2ld (src/util.c) for command arguments, and
@@ -1207,4 +1208,38 @@ func fpconvDtoa(dst []byte, d float64) []byte {
 	var digits [18]byte
 	n, K := fpGrisu2(d, &digits)
 	return fpEmitDigits(dst, digits[:n], K, neg)
+}
+
+// ParseStrtod parses b as C's strtod does when it must consume the whole
+// of b, as Redis's zslParseRange reads a score bound: leading white space
+// is skipped, an empty string is 0, overflow gives ±inf, NaN is refused.
+func ParseStrtod(b []byte) (float64, bool) {
+	i := 0
+	for i < len(b) && numIsSpace(b[i]) {
+		i++
+	}
+	rest := b[i:]
+	if len(rest) == 0 {
+		// strtod converts nothing and points at the start: fine only when
+		// that is the end already.
+		return 0, len(b) == 0
+	}
+	if v, ok := parseFloatInteger(rest); ok { // the common bounds: "0", a timestamp
+		return v, true
+	}
+	n, ok := scanStrtod(rest)
+	if !ok {
+		return 0, false
+	}
+	switch n.kind {
+	case numNaN:
+		return 0, false
+	case numInf:
+		if n.negative {
+			return math.Inf(-1), true
+		}
+		return math.Inf(1), true
+	}
+	v, _ := convertFloat(rest, n) // overflow is ±inf, as strtod's HUGE_VAL
+	return v, true
 }

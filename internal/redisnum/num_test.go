@@ -1,4 +1,4 @@
-package resp
+package redisnum
 
 import (
 	"math"

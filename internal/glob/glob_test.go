@@ -1,4 +1,4 @@
-package shards
+package glob
 
 import (
 	"bytes"
