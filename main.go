@@ -20,7 +20,7 @@ import (
 
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/persist"
-	"github.com/ratekv/ratekv/resp"
+	"github.com/ratekv/ratekv/server"
 	"github.com/ratekv/ratekv/shards"
 )
 
@@ -34,7 +34,7 @@ func run(args []string) int {
 			fmt.Print(config.Usage())
 			return 0
 		case errors.Is(err, config.ErrVersion):
-			fmt.Printf("ratekv %s (follows Redis %s semantics)\n", resp.Version, resp.RedisVersion)
+			fmt.Printf("ratekv %s (follows Redis %s semantics)\n", server.Version, server.RedisVersion)
 			return 0
 		}
 		fmt.Fprintf(os.Stderr, "ratekv: %v\n", err)
@@ -82,8 +82,8 @@ func run(args []string) int {
 	defer close(stopRelease)
 	go releaseMemory(stopRelease, store.Dropped)
 
-	srv := resp.New(store, cfg, log)
-	m, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Resets: resp.RecordResets, Logger: log})
+	srv := server.New(store, cfg, log)
+	m, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: server.RecordKeys, Resets: server.RecordResets, Logger: log})
 	if err != nil {
 		log.Error("cannot load the data; not starting", "dir", cfg.Get("dir"), "err", err)
 		return 1
@@ -103,7 +103,7 @@ func run(args []string) int {
 		return 1
 	}
 	mgr.Start()
-	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", resp.Version, "shards", store.NumShards())
+	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", server.Version, "shards", store.NumShards())
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve() }()
@@ -114,7 +114,7 @@ func run(args []string) int {
 	// that fails the server goes on (Redis's behaviour), unless FORCE.
 	force := false
 	for {
-		var req *resp.ShutdownRequest
+		var req *server.ShutdownRequest
 		select {
 		case sig := <-sigc:
 			log.Info("received signal, shutting down", "signal", sig.String())

@@ -87,8 +87,8 @@ func preloadStatic(t *testing.T, c *redis.Client, n int) {
 	}
 }
 
-// server is one ratekv process.
-type server struct {
+// process is one ratekv server process.
+type process struct {
 	cmd  *exec.Cmd
 	addr string
 	mu   sync.Mutex
@@ -98,9 +98,9 @@ type server struct {
 
 var readyRE = regexp.MustCompile(`ready to accept connections"? addr=(\S+)`)
 
-func startServer(t *testing.T, bin, dir string, args ...string) *server {
+func startServer(t *testing.T, bin, dir string, args ...string) *process {
 	t.Helper()
-	s := &server{done: make(chan struct{})}
+	s := &process{done: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{"--port", "0", "--dir", dir, "--save", "", "--shards", "16"}, args...)...)
 	stderr, err := s.cmd.StderrPipe()
 	require.NoError(t, err)
@@ -132,14 +132,14 @@ func startServer(t *testing.T, bin, dir string, args ...string) *server {
 	return s
 }
 
-func (s *server) output() string {
+func (s *process) output() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.log.String()
 }
 
 // kill sends SIGKILL and waits for the process.
-func (s *server) kill() {
+func (s *process) kill() {
 	if s.cmd.ProcessState != nil {
 		return
 	}
@@ -148,7 +148,7 @@ func (s *server) kill() {
 	<-s.done
 }
 
-func (s *server) client() *redis.Client {
+func (s *process) client() *redis.Client {
 	// DialerRetries 1: a client that finds its connection dead after the
 	// kill fails at once, instead of dialing a dead port five times.
 	return redis.NewClient(&redis.Options{Addr: s.addr, Protocol: 2, MaxRetries: -1, PoolSize: 1, DialerRetries: 1,
@@ -207,7 +207,7 @@ func newWorkers() ([]*worker, []int64) {
 
 // startWorkers runs every worker on a client of its own until stopAt;
 // the returned group ends once all have.
-func startWorkers(srv *server, workers []*worker, seqs []int64, seed uint64, cycle int, baseMs int64, stopAt time.Time, hasZadd, hasSL bool) *sync.WaitGroup {
+func startWorkers(srv *process, workers []*worker, seqs []int64, seed uint64, cycle int, baseMs int64, stopAt time.Time, hasZadd, hasSL bool) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for i, w := range workers {
 		c := srv.client()

@@ -17,7 +17,7 @@ import (
 
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/persist"
-	"github.com/ratekv/ratekv/resp"
+	"github.com/ratekv/ratekv/server"
 	"github.com/ratekv/ratekv/shards"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -34,7 +34,7 @@ func serve(t *testing.T, dir string, conf ...string) (*redis.Client, func()) {
 
 // start is serve, and returns the server and the manager too, for a test
 // that takes main's part in a shutdown.
-func start(t *testing.T, dir string, conf ...string) (*resp.Server, *persist.Manager, *redis.Client, func()) {
+func start(t *testing.T, dir string, conf ...string) (*server.Server, *persist.Manager, *redis.Client, func()) {
 	t.Helper()
 	cfg := config.New()
 	args := append([]string{"port", "0", "bind", "127.0.0.1", "dir", dir, "save", ""}, conf...)
@@ -43,8 +43,8 @@ func start(t *testing.T, dir string, conf ...string) (*resp.Server, *persist.Man
 	}
 	store := shards.New(shards.Options{Shards: 4})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := resp.New(store, cfg, log)
-	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Resets: resp.RecordResets, Logger: log})
+	srv := server.New(store, cfg, log)
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: server.RecordKeys, Resets: server.RecordResets, Logger: log})
 	require.NoError(t, err)
 	if j := mgr.Journal(); j != nil { // as main does: no typed nil with appendonly no
 		srv.SetJournal(j)
@@ -177,7 +177,7 @@ func TestInfoPersistence(t *testing.T) {
 // by itself, has rewritten the log from the keyspace; then everything
 // resumes and survives a restart. (The write waiting for such an fsync gets
 // no reply: TestFailedFsyncWithoutACopyWaitsForARewrite and
-// resp.TestNoReplyWhenTheJournalCannotSync.)
+// server.TestNoReplyWhenTheJournalCannotSync.)
 func TestFsyncFailureAfterNoIsRepairedByARewrite(t *testing.T) {
 	ctx := context.Background()
 	faults, undo := persist.InjectFaults()

@@ -40,7 +40,7 @@ func rawDo(nc net.Conn, rd *bufio.Reader, req string, n int) ([]string, error) {
 }
 
 // exited waits for the process to end by itself and returns its exit code.
-func (s *server) exited(t *testing.T) int {
+func (s *process) exited(t *testing.T) int {
 	t.Helper()
 	select {
 	case <-s.done:

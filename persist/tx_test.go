@@ -17,7 +17,7 @@ import (
 
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/persist"
-	"github.com/ratekv/ratekv/resp"
+	"github.com/ratekv/ratekv/server"
 	"github.com/ratekv/ratekv/shards"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -182,8 +182,8 @@ func openErr(t *testing.T, dir string, conf ...string) error {
 	store := shards.New(shards.Options{Shards: 4})
 	defer store.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := resp.New(store, cfg, log)
-	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: resp.RecordKeys, Resets: resp.RecordResets, Logger: log})
+	srv := server.New(store, cfg, log)
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: server.RecordKeys, Resets: server.RecordResets, Logger: log})
 	if err == nil {
 		mgr.Close()
 	}

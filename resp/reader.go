@@ -3,6 +3,8 @@ package resp
 import (
 	"bytes"
 
+	"fmt"
+
 	"github.com/ratekv/ratekv/config"
 )
 
@@ -17,29 +19,28 @@ import (
 // fuzzed on its own.
 
 const (
-	inlineMax        = 64 * 1024 // PROTO_INLINE_MAX_SIZE
-	maxMultibulk     = 1 << 20   // arguments per command
-	unauthMultibulk  = 10
-	unauthBulk       = 16384
-	maxHeaderDigits  = 32
-	protoIncomplete  = ""
-	defaultReadBytes = 16 * 1024
+	inlineMax       = 64 * 1024 // PROTO_INLINE_MAX_SIZE
+	maxMultibulk    = 1 << 20   // arguments per command
+	unauthMultibulk = 10
+	unauthBulk      = 16384
+	maxHeaderDigits = 32
+	protoIncomplete = ""
 )
 
-// limits are the protocol limits a parse applies.
-type limits struct {
-	maxBulk int64 // proto-max-bulk-len
-	authed  bool  // unauthenticated clients get tighter limits, as in Redis
+// Limits are the protocol limits a parse applies.
+type Limits struct {
+	MaxBulk int64 // proto-max-bulk-len
+	Authed  bool  // unauthenticated clients get tighter limits, as in Redis
 }
 
-// parseRequest parses one request from b. It returns the arguments (sliced
+// ParseRequest parses one request from b. It returns the arguments (sliced
 // from b when possible, appended to args[:0]), the number of bytes consumed
 // (0 when the request is incomplete), a protocol error text (the client is
 // then disconnected), and need: for an incomplete request, the number of
 // bytes the whole request needs when known (so the buffer can be grown
 // once), else 0. An empty request (blank inline line, "*0") consumes bytes
 // and returns no arguments.
-func parseRequest(b []byte, args [][]byte, lim limits) (out [][]byte, n int, perr string, need int) {
+func ParseRequest(b []byte, args [][]byte, lim Limits) (out [][]byte, n int, perr string, need int) {
 	args = args[:0]
 	if len(b) == 0 {
 		return args, 0, "", 0
@@ -62,7 +63,7 @@ func parseRequest(b []byte, args [][]byte, lim limits) (out [][]byte, n int, per
 	if !ok || count > maxMultibulk {
 		return args, 0, errProtoMultibulkLen, 0
 	}
-	if !lim.authed && count > unauthMultibulk {
+	if !lim.Authed && count > unauthMultibulk {
 		return args, 0, errProtoUnauthMbulk, 0
 	}
 	pos := nl + 1
@@ -74,7 +75,7 @@ func parseRequest(b []byte, args [][]byte, lim limits) (out [][]byte, n int, per
 			return args[:0], 0, "", 0
 		}
 		if b[pos] != '$' {
-			return args[:0], 0, sprintf(errProtoExpected, b[pos]), 0
+			return args[:0], 0, fmt.Sprintf(errProtoExpected, b[pos]), 0
 		}
 		rest := b[pos:]
 		nl := bytes.IndexByte(rest, '\n')
@@ -88,10 +89,10 @@ func parseRequest(b []byte, args [][]byte, lim limits) (out [][]byte, n int, per
 			return args[:0], 0, errProtoBulkLen, 0
 		}
 		size, ok := parseLen(rest[1 : nl-1])
-		if !ok || size < 0 || size > lim.maxBulk {
+		if !ok || size < 0 || size > lim.MaxBulk {
 			return args[:0], 0, errProtoBulkLen, 0
 		}
-		if !lim.authed && size > unauthBulk {
+		if !lim.Authed && size > unauthBulk {
 			return args[:0], 0, errProtoUnauthBulk, 0
 		}
 		start := pos + nl + 1
@@ -189,25 +190,25 @@ func isInlineSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
 }
 
-// partial remembers how far the request at the head of a connection's
+// Partial remembers how far the request at the head of a connection's
 // buffer has been found well formed but incomplete, so that each read
 // checks only the bytes that arrived since. Without it every read parsed
 // the request from its start (twice, with prefetch): a request of a
 // million small arguments trickled in a few kilobytes at a time cost
 // gigabytes of parsing, and the event loop's other clients waited. The
 // zero value has checked nothing.
-type partial struct {
+type Partial struct {
 	rel   int   // bytes checked: the header and i whole arguments
 	i     int64 // arguments checked
 	count int64 // arguments in the request (0: header not checked yet)
 }
 
-// incomplete reports whether b, which starts with the request, surely
-// holds no complete request yet, as parseRequest would find (n == 0, no
+// Incomplete reports whether b, which starts with the request, surely
+// holds no complete request yet, as ParseRequest would find (n == 0, no
 // error); it checks only what it has not checked before (b may have grown
 // since, not changed). When it reports false, b holds a complete request
-// or something parseRequest reports as an error.
-func (p *partial) incomplete(b []byte, lim limits) bool {
+// or something ParseRequest reports as an error.
+func (p *Partial) Incomplete(b []byte, lim Limits) bool {
 	if len(b) == 0 {
 		return true
 	}
@@ -219,7 +220,7 @@ func (p *partial) incomplete(b []byte, lim limits) bool {
 		if st != headerOK {
 			return st == headerShort
 		}
-		if count <= 0 || count > maxMultibulk || !lim.authed && count > unauthMultibulk {
+		if count <= 0 || count > maxMultibulk || !lim.Authed && count > unauthMultibulk {
 			return false
 		}
 		p.count, p.rel = count, next
@@ -236,7 +237,7 @@ func (p *partial) incomplete(b []byte, lim limits) bool {
 		if st != headerOK {
 			return st == headerShort
 		}
-		if size < 0 || size > lim.maxBulk || !lim.authed && size > unauthBulk {
+		if size < 0 || size > lim.MaxBulk || !lim.Authed && size > unauthBulk {
 			return false
 		}
 		end := int64(next) + size + 2
@@ -256,7 +257,7 @@ func (p *partial) incomplete(b []byte, lim limits) bool {
 const (
 	headerOK    = iota
 	headerShort // no line end yet, within inlineMax: more may come
-	headerBad   // malformed, or too long: parseRequest reports it
+	headerBad   // malformed, or too long: ParseRequest reports it
 )
 
 // headerLine reads the "*n\r\n" or "$n\r\n" line that b starts with (the

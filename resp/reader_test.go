@@ -8,7 +8,7 @@ import (
 )
 
 func TestParseRequest(t *testing.T) {
-	lim := limits{maxBulk: 512 << 20, authed: true}
+	lim := Limits{MaxBulk: 512 << 20, Authed: true}
 	tests := []struct {
 		in       string
 		wantArgs []string
@@ -45,7 +45,7 @@ func TestParseRequest(t *testing.T) {
 		{in: strings.Repeat("a", 70000), wantErr: errProtoInlineTooBig},
 	}
 	for i, tt := range tests {
-		args, n, perr, _ := parseRequest([]byte(tt.in), nil, lim)
+		args, n, perr, _ := ParseRequest([]byte(tt.in), nil, lim)
 		if perr != tt.wantErr {
 			t.Errorf("step %d (%q): error have %q, want %q", i, trunc(tt.in), perr, tt.wantErr)
 			continue
@@ -76,12 +76,12 @@ func trunc(s string) string {
 }
 
 func TestParseRequestUnauthenticatedLimits(t *testing.T) {
-	lim := limits{maxBulk: 512 << 20}
-	_, _, perr, _ := parseRequest([]byte("*11\r\n"), nil, lim)
+	lim := Limits{MaxBulk: 512 << 20}
+	_, _, perr, _ := ParseRequest([]byte("*11\r\n"), nil, lim)
 	if perr != errProtoUnauthMbulk {
 		t.Errorf("multibulk: have %q, want %q", perr, errProtoUnauthMbulk)
 	}
-	_, _, perr, _ = parseRequest([]byte("*2\r\n$4\r\nAUTH\r\n$20000\r\n"), nil, lim)
+	_, _, perr, _ = ParseRequest([]byte("*2\r\n$4\r\nAUTH\r\n$20000\r\n"), nil, lim)
 	if perr != errProtoUnauthBulk {
 		t.Errorf("bulk: have %q, want %q", perr, errProtoUnauthBulk)
 	}
@@ -89,7 +89,7 @@ func TestParseRequestUnauthenticatedLimits(t *testing.T) {
 
 func TestParseRequestNeed(t *testing.T) {
 	in := "*2\r\n$3\r\nSET\r\n$100\r\nabc"
-	_, n, perr, need := parseRequest([]byte(in), nil, limits{maxBulk: 1 << 20, authed: true})
+	_, n, perr, need := ParseRequest([]byte(in), nil, Limits{MaxBulk: 1 << 20, Authed: true})
 	if n != 0 || perr != "" || need != len("*2\r\n$3\r\nSET\r\n$100\r\n")+102 {
 		t.Errorf("have n=%d err=%q need=%d", n, perr, need)
 	}
@@ -104,7 +104,7 @@ func TestParseRequestSplit(t *testing.T) {
 		b := []byte(stream[:cut])
 		var got [][]string
 		for {
-			args, n, perr, _ := parseRequest(b, nil, limits{maxBulk: 1 << 20, authed: true})
+			args, n, perr, _ := ParseRequest(b, nil, Limits{MaxBulk: 1 << 20, Authed: true})
 			if perr != "" {
 				t.Fatalf("cut %d: unexpected error %q", cut, perr)
 			}
@@ -131,9 +131,9 @@ func FuzzParseRequest(f *testing.F) {
 		f.Add([]byte(s), true)
 	}
 	f.Fuzz(func(t *testing.T, b []byte, authed bool) {
-		lim := limits{maxBulk: 1 << 16, authed: authed}
+		lim := Limits{MaxBulk: 1 << 16, Authed: authed}
 		for len(b) > 0 {
-			args, n, perr, need := parseRequest(b, nil, lim)
+			args, n, perr, need := ParseRequest(b, nil, lim)
 			if perr != "" {
 				if n != 0 {
 					t.Fatalf("error with bytes consumed: %d", n)
@@ -150,7 +150,7 @@ func FuzzParseRequest(f *testing.F) {
 				t.Fatalf("consumed %d of %d", n, len(b))
 			}
 			for _, a := range args {
-				if int64(len(a)) > lim.maxBulk && b[0] == '*' {
+				if int64(len(a)) > lim.MaxBulk && b[0] == '*' {
 					t.Fatalf("argument over proto-max-bulk-len: %d", len(a))
 				}
 			}
@@ -159,7 +159,7 @@ func FuzzParseRequest(f *testing.F) {
 	})
 }
 
-// partial.incomplete, resumed after any prefix of the input, agrees with a
+// Partial.incomplete, resumed after any prefix of the input, agrees with a
 // fresh check and with parseRequest: a multibulk request is incomplete for
 // it exactly when parseRequest finds it incomplete (no bytes, no error).
 func FuzzPartial(f *testing.F) {
@@ -168,18 +168,18 @@ func FuzzPartial(f *testing.F) {
 		f.Add([]byte(s), uint16(len(s)/2), true)
 	}
 	f.Fuzz(func(t *testing.T, b []byte, split uint16, authed bool) {
-		lim := limits{maxBulk: 1 << 16, authed: authed}
+		lim := Limits{MaxBulk: 1 << 16, Authed: authed}
 		k := int(split) % (len(b) + 1)
-		var p, fresh partial
-		p.incomplete(b[:k], lim)
-		got := p.incomplete(b, lim)
-		if want := fresh.incomplete(b, lim); got != want {
+		var p, fresh Partial
+		p.Incomplete(b[:k], lim)
+		got := p.Incomplete(b, lim)
+		if want := fresh.Incomplete(b, lim); got != want {
 			t.Fatalf("resumed after %d bytes: %v, fresh: %v", k, got, want)
 		}
 		if len(b) == 0 || b[0] != '*' {
 			return
 		}
-		_, n, perr, _ := parseRequest(b, nil, lim)
+		_, n, perr, _ := ParseRequest(b, nil, lim)
 		if want := n == 0 && perr == ""; got != want {
 			t.Fatalf("incomplete %v, parseRequest n=%d perr=%q", got, n, perr)
 		}
@@ -187,7 +187,7 @@ func FuzzPartial(f *testing.F) {
 }
 
 // A request of many small arguments trickled in a few bytes at a time is
-// checked once in all, not from its start at every read: the bytes partial
+// checked once in all, not from its start at every read: the bytes Partial
 // looks at stay proportional to the request (one IndexByte per argument
 // header).
 func TestPartialResumes(t *testing.T) {
@@ -196,13 +196,13 @@ func TestPartialResumes(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		req = append(req, "$1\r\nk\r\n$1\r\nv\r\n"...)
 	}
-	lim := limits{maxBulk: 1 << 20, authed: true}
-	var p partial
+	lim := Limits{MaxBulk: 1 << 20, Authed: true}
+	var p Partial
 	for k := 1; k < len(req); k += 3 {
-		require.True(t, p.incomplete(req[:k], lim), "prefix of %d bytes", k)
+		require.True(t, p.Incomplete(req[:k], lim), "prefix of %d bytes", k)
 		require.LessOrEqual(t, p.rel, k)
 	}
-	require.False(t, p.incomplete(req, lim))
+	require.False(t, p.Incomplete(req, lim))
 	require.Equal(t, int64(1001), p.i)
 	require.Equal(t, len(req), p.rel)
 }
@@ -213,7 +213,7 @@ func TestPartialResumes(t *testing.T) {
 // error and closes the connection, where ratekv ran "*01\r\n$04\r\nPING"
 // as PING.
 func TestParseRequestLengthsAsRedis(t *testing.T) {
-	lim := limits{maxBulk: 512 << 20, authed: true}
+	lim := Limits{MaxBulk: 512 << 20, Authed: true}
 	for i, tt := range []struct {
 		in      string
 		wantErr string
@@ -232,7 +232,7 @@ func TestParseRequestLengthsAsRedis(t *testing.T) {
 		10: {in: "*1\r\n$0\r\n\r\n", wantN: 10},
 		11: {in: "*1\r\n$10\r\n0123456789\r\n", wantN: 21},
 	} {
-		_, n, perr, _ := parseRequest([]byte(tt.in), nil, lim)
+		_, n, perr, _ := ParseRequest([]byte(tt.in), nil, lim)
 		require.Equal(t, tt.wantErr, perr, "step %d: %q", i, tt.in)
 		require.Equal(t, tt.wantN, n, "step %d: %q", i, tt.in)
 	}

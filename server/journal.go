@@ -1,0 +1,479 @@
+package server
+
+import (
+	"github.com/ratekv/ratekv/internal/redisnum"
+	"github.com/ratekv/ratekv/resp"
+	"github.com/ratekv/ratekv/shards"
+)
+
+// The journal hook: how write commands reach the append-only log.
+//
+// The log records effects, not time-dependent commands, so that replaying
+// it at any later time rebuilds the same state. After a write command has
+// run, and while its shard locks are still held (so records of one key are
+// appended in the order the writes happened), the dispatcher checks the
+// change counters of the shards it holds; a command that changed nothing
+// (a refused CL.THROTTLE, SET NX on an existing key) logs nothing. What a
+// command that did change something logs depends on Command.Persist:
+//
+//   - PersistImage (the default): for every key of the command, its state
+//     afterwards: DEL when gone, else a command that recreates it with an
+//     absolute deadline (the binary SETINT for integers, SET key value
+//     [PXAT ms] for other strings, the value's RESTORE form for other
+//     types). Always correct; used for strings, counters and CL.THROTTLE,
+//     whose images are small.
+//   - PersistVerbatim: the command as sent, for commands whose effect
+//     depends only on their arguments and the prior state (ZADD, ZREM,
+//     DEL, FLUSHALL), where an image could be large. A PersistImage
+//     command called with Command.PlainArgs arguments (SET key value) is
+//     logged the same way when its request arrived as canonical RESP.
+//     Either is appended as the request's own bytes when they are exactly
+//     the record (Conn.rawRecord), so a pipelined write is copied once.
+//     A command logged as sent that began without its key (it created it,
+//     or found it expired) gets a DEL before it, since nothing expires
+//     while the log replays (see Replay).
+//   - PersistTTL: for every key, only its deadline afterwards (PEXPIREAT,
+//     PERSIST or DEL): EXPIRE and friends, without re-logging a big value.
+//   - PersistCustom: the handler calls c.journalAppend itself (no command
+//     does at present: SL.THROTTLE logs its image, as PersistImage).
+//
+// Records are RESP arrays built with redcon's Append helpers, replayed
+// through the same command table as live traffic. Durability is settled
+// per pipeline batch: before any reply of the batch leaves, the
+// connection waits for the journal per the appendfsync policy.
+//
+// The journal can be attached and detached while serving (CONFIG SET
+// appendonly; persist/aof_switch.go). A write command loads it once, with
+// its shards locked (Conn.call), and uses what it loaded to the end: so a
+// snapshot that locks a shard after the journal was attached sees every
+// earlier write to that shard, and every later one is in the journal; and
+// once the journal is detached, locking every shard once (drainJournal)
+// waits out the commands still appending to it. The load is one atomic
+// load per write command, no lock. A connection remembers which journal
+// its batch's sequence number belongs to (Conn.jref) and settles that one.
+
+// Journal receives effect records. Package persist implements it.
+type Journal interface {
+	// Append adds RESP-encoded records, one or more back to back (a
+	// transaction's, which it keeps together: one write, one sequence
+	// number), and returns their sequence number. It is called with
+	// shard locks held and must not block on I/O.
+	Append(rec []byte) uint64
+	// Sync makes records up to seq as durable as the policy demands
+	// (appendfsync always: fsynced) and returns the write error if that
+	// cannot be done.
+	Sync(seq uint64) error
+	// Err returns the error that makes the journal refuse writes (a failed
+	// write or fsync not yet recovered), or nil.
+	Err() error
+}
+
+// outageJournal is a Journal whose Sync can report a disk outage instead
+// of waiting through it (persist.Log.SyncOrFailing): an event loop must not
+// wait for the disk, or every client it serves waits with it.
+type outageJournal interface {
+	SyncOrFailing(seq uint64) error
+}
+
+// pendingJournal is a Journal that can say which records a reply must
+// wait for before it leaves (persist.Log.Pending): under appendfsync
+// always, the last record appended while it is not yet fsynced.
+type pendingJournal interface {
+	Pending() uint64
+}
+
+// PersistMode says how a write command is journaled; see the file comment.
+type PersistMode uint8
+
+// Persist modes.
+const (
+	PersistImage PersistMode = iota
+	PersistVerbatim
+	PersistTTL
+	PersistCustom
+)
+
+// journalRef is an attached journal. A new one is made for every
+// attachment, so that two attachments of the same journal still differ.
+type journalRef struct {
+	j      Journal
+	outage outageJournal // j, when it can report an outage instead of waiting; nil otherwise
+	// pending is j when it is a pendingJournal; nil otherwise. See
+	// readBarrier.
+	pending pendingJournal
+}
+
+// SetJournal attaches the journal that write commands log to; nil
+// detaches. Called while serving, it applies to every write command that
+// locks its shards afterwards (see the file comment).
+func (s *Server) SetJournal(j Journal) {
+	if j == nil {
+		s.jr.Store(nil)
+		return
+	}
+	r := &journalRef{j: j}
+	r.outage, _ = j.(outageJournal) // once, not per event-loop turn
+	r.pending, _ = j.(pendingJournal)
+	s.jr.Store(r)
+}
+
+// syncOrFailing settles the records up to seq without waiting through a
+// disk outage when the journal can report one (persist.ErrFailing, see
+// outageJournal), else as Sync does.
+func (r *journalRef) syncOrFailing(seq uint64) error {
+	if r.outage != nil {
+		return r.outage.SyncOrFailing(seq)
+	}
+	return r.j.Sync(seq)
+}
+
+// readBarrier returns the journal and the sequence number that replies
+// about to leave must wait for, although they acknowledge no write of
+// their own: under appendfsync always, every record appended so far (by
+// any connection) while it is not yet fsynced. (0 and nil: none, or no
+// journal attached.) A reply may show what those records wrote (a GET of
+// a key another client just SET, a CL.THROTTLE refused because of calls
+// just allowed); sent before their fsync, it showed a client state that a
+// crash then took back. Redis's event loop fsyncs before it writes any
+// reply of a turn, so none of its replies gets ahead of an earlier write.
+//
+// It is called once per event-loop turn, or per batch of a connection
+// served by its own goroutine, after the requests ran: the last record
+// appended then is at or past every record they could have read. Waiting
+// for it is safe: records reach the disk in order. During a disk outage
+// there is nothing to wait for (persist.Log.Pending returns 0), so reads
+// go on being answered, as they must; they may then show writes that are
+// not yet durable, whose own replies wait.
+func (s *Server) readBarrier() (*journalRef, uint64) {
+	r := s.jr.Load()
+	if r == nil || r.pending == nil {
+		return nil, 0
+	}
+	if seq := r.pending.Pending(); seq != 0 {
+		return r, seq
+	}
+	return nil, 0
+}
+
+// drainJournal returns once no write command that loaded the journal
+// before it was detached is still appending to it: records are appended
+// with the command's shards locked, so locking each shard once waits them
+// out. The caller must hold no shard.
+func (s *Server) drainJournal() {
+	st := s.store
+	for i := 0; i < st.NumShards(); i++ {
+		st.Lock(i)
+		st.Unlock(i)
+	}
+}
+
+// changeCount sums the change counters of the shards this command holds.
+// It runs twice per write command, so the usual case, one shard, reads its
+// counter directly: through sumHeld's function value, sumHeld and Changes
+// were 1.0% of the server's CPU per call of a pipelined CL.THROTTLE load
+// with everysec (perf, 2026-11-26).
+func (c *Conn) changeCount() uint64 {
+	if len(c.held) == 1 && !c.heldAll {
+		return c.srv.store.Changes(c.held[0])
+	}
+	return c.sumHeld((*shards.Store).Changes)
+}
+
+// freshCount is the sum of the shards.Store.Fresh counters of the shards
+// held (see journalEffects).
+func (c *Conn) freshCount() uint64 {
+	if len(c.held) == 1 && !c.heldAll {
+		return c.srv.store.Fresh(c.held[0])
+	}
+	return c.sumHeld((*shards.Store).Fresh)
+}
+
+// sumHeld sums count over the shards the command holds.
+func (c *Conn) sumHeld(count func(*shards.Store, int) uint64) uint64 {
+	st := c.srv.store
+	var n uint64
+	if c.heldAll {
+		for i := 0; i < st.NumShards(); i++ {
+			n += count(st, i)
+		}
+		return n
+	}
+	for _, i := range c.held {
+		n += count(st, i)
+	}
+	return n
+}
+
+// journalArgs appends the record of a command logged as sent: the request
+// itself when it arrived as exactly that record (journalRaw), else one
+// built from args.
+func (c *Conn) journalArgs(args [][]byte) {
+	if !c.journalRaw(args) {
+		c.journalAppend(args...)
+	}
+}
+
+// journalRaw appends the request being run as the record of args, and
+// reports whether it could (see rawRecord).
+func (c *Conn) journalRaw(args [][]byte) bool {
+	j := c.jcur
+	if j == nil || c.replaying {
+		return false
+	}
+	raw := c.rawRecord(args)
+	if raw == nil {
+		return false
+	}
+	c.appendRecord(j, raw)
+	return true
+}
+
+// rawRecord returns the request being run, as it arrived, when it is
+// byte for byte the record journalAppend would build from args: a RESP
+// array whose lengths are written without leading zeros or signs, and
+// whose arguments are args themselves (each starts where the encoding
+// puts it). Otherwise, and for a command run by another (EXEC's queued
+// commands, whose arguments are copies), nil.
+//
+// Why: a pipelined SET or ZADD was copied twice, into a record and then
+// into the log; now once. Every field of an accepted request is at least
+// as long as its canonical form, so equal total length means canonical.
+func (c *Conn) rawRecord(args [][]byte) []byte {
+	raw := c.req
+	if len(raw) == 0 || len(args) == 0 {
+		return nil
+	}
+	pos := 1 + decimalLen(len(args)) + 2
+	for _, a := range args {
+		pos += 1 + decimalLen(len(a)) + 2
+		if pos+len(a)+2 > len(raw) || (len(a) > 0 && &raw[pos] != &a[0]) {
+			return nil
+		}
+		pos += len(a) + 2
+	}
+	if pos != len(raw) {
+		return nil
+	}
+	return raw
+}
+
+// decimalLen is the number of digits of n >= 0 (without a division for
+// the short lengths of names, keys and values).
+func decimalLen(n int) int {
+	switch {
+	case n < 10:
+		return 1
+	case n < 100:
+		return 2
+	case n < 1000:
+		return 3
+	}
+	d := 4
+	for n >= 10000 {
+		n /= 10
+		d++
+	}
+	return d
+}
+
+// journalAppend appends one record made of args. Handlers with
+// PersistCustom call it; requires the command's shards held.
+func (c *Conn) journalAppend(args ...[]byte) {
+	j := c.jcur
+	if j == nil || c.replaying {
+		return
+	}
+	rec := resp.AppendArrayHeader(c.recBuf[:0], len(args))
+	for _, a := range args {
+		rec = resp.AppendBulk(rec, a)
+	}
+	c.recBuf = rec
+	c.appendRecord(j, rec)
+}
+
+// journalSetImage appends the image of a string key: SETINT for an
+// integer (a counter, a CL.THROTTLE TAT; see cmd_record.go), else SET key
+// value [PXAT ms]. This is the record of nearly every write of a rate
+// limiter, so it is built piece by piece rather than from an argument
+// list.
+func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
+	j := c.jcur
+	if j == nil || c.replaying {
+		return
+	}
+	if n, ok := e.Int(); ok {
+		c.recBuf = appendSetInt(c.recBuf[:0], key, n, e.ExpireAt())
+		c.appendRecord(j, c.recBuf)
+		return
+	}
+	rec := c.recBuf[:0]
+	if e.ExpireAt() != 0 {
+		rec = append(rec, "*5\r\n$3\r\nSET\r\n"...)
+	} else {
+		rec = append(rec, "*3\r\n$3\r\nSET\r\n"...)
+	}
+	rec = resp.AppendBulk(rec, key)
+	c.valBuf = c.srv.store.AppendBytes(c.valBuf[:0], e)
+	rec = resp.AppendBulk(rec, c.valBuf)
+	if e.ExpireAt() != 0 {
+		rec = append(rec, "$4\r\nPXAT\r\n"...)
+		rec = resp.AppendBulkInt(rec, e.ExpireAt())
+	}
+	c.recBuf = rec
+	c.appendRecord(j, rec)
+}
+
+// appendRecord hands one record to the journal, or, while EXEC runs its
+// queued commands, adds it to the transaction's records, which EXEC
+// appends together (endTxRecords): the log takes them as one unit, so the
+// writer never writes part of a transaction in one write and the rest in
+// a later one (a crash in between left half of it in the file, replayed
+// as a state that never was, while under everysec the client had its
+// reply). The records of one multi-key command are collected the same way
+// (grouping; see journalEffects).
+func (c *Conn) appendRecord(j *journalRef, rec []byte) {
+	if c.inExec || c.grouping {
+		if c.tx.nrecs == 0 {
+			c.tx.recs = append(c.tx.recs[:0], recMulti...)
+		}
+		c.tx.recs = append(c.tx.recs, rec...)
+		c.tx.nrecs++
+		return
+	}
+	c.appendTo(j, rec)
+}
+
+// appendTo appends rec to j's journal and notes its sequence number for
+// the batch's settlement. When the batch's earlier records went to another
+// journal (appendonly was switched off, and on again, meanwhile), those
+// are settled first: that journal is closed by then (switches close the
+// old log before the next one is attached), so Sync returns at once, and
+// a failure is kept for the batch's settlement (jerr).
+func (c *Conn) appendTo(j *journalRef, rec []byte) {
+	if c.journalSeq != 0 && c.jref != j {
+		if err := c.jref.j.Sync(c.journalSeq); err != nil && c.jerr == nil {
+			c.jerr = err
+		}
+	}
+	c.jref = j
+	c.journalSeq = j.j.Append(rec)
+}
+
+// The records that enclose a transaction's records in the log, as in
+// Redis's AOF: the loader runs the records between them only once it has
+// read EXEC, so a tail torn inside a transaction (a power loss in the
+// middle of its write) loses the whole of it, never a part.
+const (
+	recMulti = "*1\r\n$5\r\nMULTI\r\n"
+	recExec  = "*1\r\n$4\r\nEXEC\r\n"
+)
+
+// endTxRecords appends the records of the transaction EXEC ran, or of a
+// multi-key command, with its shards still held: one record alone, several
+// between MULTI and EXEC. They go to the journal attached when the
+// transaction ends, or nowhere when none is, as Redis propagates a
+// transaction once it has run (a switch of appendonly in the middle: see
+// the file comment and persist/aof_switch.go).
+func (c *Conn) endTxRecords() {
+	n := c.tx.nrecs
+	if n == 0 {
+		return
+	}
+	switch j := c.srv.jr.Load(); {
+	case j == nil:
+	case n == 1:
+		c.appendTo(j, c.tx.recs[len(recMulti):])
+	default:
+		c.tx.recs = append(c.tx.recs, recExec...)
+		c.appendTo(j, c.tx.recs)
+	}
+	c.tx.recs, c.tx.nrecs = c.tx.recs[:0], 0
+	if cap(c.tx.recs) > shrinkAt { // a huge MSET's: don't keep the memory
+		c.tx.recs = nil
+	}
+}
+
+// journalEffects logs what cmd changed; see the file comment.
+func (c *Conn) journalEffects(cmd *Command, args [][]byte) {
+	switch cmd.Persist {
+	case PersistCustom:
+		return
+	case PersistVerbatim:
+		// A command that began without its key (it created it, or found
+		// it expired) replays after a DEL: nothing expires during the
+		// replay, so the key a deadline or the active expiry ended is
+		// still there, and ZADD would add to it (or ZREM fail on a
+		// string). Every such command has one key.
+		if cmd.FirstKey > 0 && c.freshCount() != c.freshBefore {
+			c.journalAppend(bDEL, args[cmd.FirstKey])
+		}
+		c.journalArgs(args)
+		return
+	}
+	if cmd.Flags&FlagAllShards != 0 {
+		c.journalAppend(args...)
+		return
+	}
+	if cmd.PlainArgs == len(args) && c.journalRaw(args) {
+		return
+	}
+	if k := cmd.FirstKey; cmd.Keys == nil && k > 0 && k == cmd.LastKey && k < len(args) {
+		// One key, the usual case (CL.THROTTLE, INCR, SET ... EX): no
+		// key list to build, nothing to group.
+		c.journalImage(cmd, args[k], true)
+		return
+	}
+	idx := cmd.keyIndexes(args, c.keyBuf[:0])
+	c.keyBuf = idx
+	// One record per key (RENAME's DEL and image, MSET's, DEL's,
+	// CL.THROTTLEALL's), appended as one unit, as a transaction's:
+	// appended one by one, the writer could take the first before the next
+	// was there, and a crash between its writes (or a torn tail cut
+	// between them) left the command half done at the next start: RENAME's
+	// source deleted, its destination never written.
+	c.grouping = len(idx) > 1 && !c.inExec
+	for _, i := range idx {
+		c.journalImage(cmd, args[i], len(idx) == 1)
+	}
+	if c.grouping {
+		c.grouping = false
+		c.endTxRecords()
+	}
+}
+
+// journalImage appends the record of key's state after cmd (see the file
+// comment): its deadline alone for PersistTTL, else its image. only says
+// key is the command's only key, whose entry the handler may have noted
+// (Conn.written).
+func (c *Conn) journalImage(cmd *Command, key []byte, only bool) {
+	st := c.srv.store
+	var e *shards.Entry
+	if c.written != nil && only {
+		e = c.written // the handler's entry: saves a second map lookup
+	} else {
+		e = st.Peek(key, c.nowMs)
+	}
+	var num [20]byte
+	switch {
+	case e == nil:
+		c.journalAppend(bDEL, key)
+	case cmd.Persist == PersistTTL && e.ExpireAt() == 0:
+		c.journalAppend(bPERSIST, key)
+	case cmd.Persist == PersistTTL:
+		c.journalAppend(bPEXPIREAT, key, redisnum.AppendInt(num[:0], e.ExpireAt()))
+	case e.Kind() == shards.KindString:
+		c.journalSetImage(key, e)
+	default: // objects: a RESTORE image (AppendDump panics on a kind without an encoding)
+		c.valBuf = st.AppendDump(c.valBuf[:0], e)
+		c.journalAppend(bRESTORE, key, redisnum.AppendInt(num[:0], e.ExpireAt()), c.valBuf, bREPLACE, bABSTTL)
+	}
+}
+
+var (
+	bDEL       = []byte("DEL")
+	bPERSIST   = []byte("PERSIST")
+	bPEXPIREAT = []byte("PEXPIREAT")
+	bRESTORE   = []byte("RESTORE")
+	bREPLACE   = []byte("REPLACE")
+	bABSTTL    = []byte("ABSTTL")
+)

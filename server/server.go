@@ -1,0 +1,372 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/persist"
+	"github.com/ratekv/ratekv/shards"
+)
+
+// Server accepts RESP connections and runs commands against a Store.
+// Create it with New; it is safe for concurrent use.
+type Server struct {
+	store *shards.Store
+	cfg   *config.Config
+	log   *slog.Logger
+	start time.Time
+
+	jr      atomic.Pointer[journalRef] // nil: no append-only log; see SetJournal
+	persist *persist.Manager           // nil: no persistence (SAVE etc. refuse); see cmd_persist.go
+
+	// Hot-path copies of mutable config, refreshed by applyConfig.
+	maxBulk     atomic.Int64
+	queryLimit  atomic.Int64
+	maxClients  atomic.Int64
+	idleTimeout atomic.Int64
+	password    atomic.Pointer[string]
+
+	mu        sync.Mutex
+	conns     map[int64]*Conn
+	listeners []net.Listener
+	nextID    atomic.Int64
+	closing   atomic.Bool
+	wg        sync.WaitGroup
+	shutdowns chan *ShutdownRequest      // SHUTDOWN requests for main (shutdown.go)
+	pause     atomic.Pointer[pauseState] // set while paused (Pause)
+	closed    chan struct{}              // closed once Shutdown begins
+	closeOnce sync.Once
+	drainBy   atomic.Int64 // Unix ns until which closing event loops write out waiting replies
+
+	totalConns    atomic.Int64
+	rejectedConns atomic.Int64
+	totalCommands atomic.Int64
+	netIn, netOut atomic.Int64
+	errMu         sync.Mutex
+	errStats      map[string]int64
+	totalErrors   atomic.Int64
+	stats         serverStats // INFO's ids, memory peak and rate sampler (cmd_server.go)
+
+	writers      []*replyWriter // one per P; see flusher.go
+	loops        []*eventLoop   // one per P with event-loop yes; see loop_linux.go
+	batchReplies atomic.Bool    // batch-replies
+	prefetch     atomic.Int32   // prefetch-batch: prefetchNo, prefetchAuto or prefetchYes
+}
+
+// Version is ratekv's version, reported by --version and INFO.
+const Version = "0.1.0"
+
+// RedisVersion is the Redis version whose behaviour ratekv follows; INFO
+// reports it as redis_version so that clients gating features on it work.
+const RedisVersion = "7.2.0"
+
+// New returns a server for store configured by cfg. Call Listen, then Serve.
+func New(store *shards.Store, cfg *config.Config, log *slog.Logger) *Server {
+	s := &Server{
+		store:     store,
+		cfg:       cfg,
+		log:       log,
+		start:     time.Now(),
+		conns:     make(map[int64]*Conn),
+		shutdowns: make(chan *ShutdownRequest, shutdownQueue),
+		closed:    make(chan struct{}),
+		errStats:  make(map[string]int64),
+	}
+	s.applyConfig()
+	for range runtime.GOMAXPROCS(0) {
+		s.writers = append(s.writers, newReplyWriter())
+	}
+	return s
+}
+
+// applyConfig refreshes the hot-path copies of mutable parameters. It runs
+// at start and after every CONFIG SET.
+func (s *Server) applyConfig() {
+	s.maxBulk.Store(s.cfg.Int("proto-max-bulk-len"))
+	s.queryLimit.Store(s.cfg.Int("client-query-buffer-limit"))
+	s.maxClients.Store(s.cfg.Int("maxclients"))
+	if t := s.cfg.Int("timeout"); s.idleTimeout.Swap(t) != t {
+		s.retime(t)
+	}
+	s.batchReplies.Store(s.cfg.Get("batch-replies") == "yes")
+	s.prefetch.Store(map[string]int32{"no": prefetchNo, "auto": prefetchAuto, "yes": prefetchYes}[s.cfg.Get("prefetch-batch")])
+	pw := s.cfg.Get("requirepass")
+	s.password.Store(&pw)
+	// Process-wide: the sorted-set code reads them on every insertion.
+	shards.SetZSetLimits(s.cfg.Int("zset-max-listpack-entries"), s.cfg.Int("zset-max-listpack-value"))
+}
+
+// retime moves the deadlines of the goroutine-per-connection clients to
+// the new timeout t (seconds, 0: none). Each sets its deadlines when it
+// starts a read or a write, so one already waiting kept the old: after
+// CONFIG SET timeout 0, or a longer timeout, a client idle at that moment
+// was still closed when the old one ran out. The event loops judge
+// idleness against the current value on every sweep.
+func (s *Server) retime(t int64) {
+	for _, c := range s.clients() {
+		if c.loop != nil || c.nc == nil {
+			continue
+		}
+		var by time.Time
+		if t > 0 {
+			by = time.UnixMilli(c.lastSeen.Load()).Add(time.Duration(t) * time.Second)
+		}
+		c.nc.SetDeadline(by)
+	}
+}
+
+// Listen binds every address of the bind parameter on the configured port.
+func (s *Server) Listen() error {
+	port := s.cfg.Get("port")
+	for _, host := range strings.Fields(s.cfg.Get("bind")) {
+		host = strings.TrimPrefix(host, "-") // redis.conf's "-::1" means optional
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+		if err != nil {
+			s.closeListeners()
+			return fmt.Errorf("listen on %s:%s: %w", host, port, err)
+		}
+		s.listeners = append(s.listeners, ln)
+		if port == "0" { // the first listener picks the port; others follow
+			_, port, _ = net.SplitHostPort(ln.Addr().String())
+		}
+	}
+	if len(s.listeners) == 0 {
+		return errors.New("bind names no address")
+	}
+	return nil
+}
+
+// Addr returns the address of the first listener (useful with port 0).
+func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
+
+// Serve accepts connections until Shutdown. It returns nil after Shutdown.
+func (s *Server) Serve() error {
+	if s.cfg.Get("event-loop") == "yes" {
+		loops, err := newEventLoops(s, runtime.GOMAXPROCS(0))
+		if err != nil {
+			s.log.Warn("event loops unavailable, serving each client from its own goroutine", "err", err)
+		}
+		s.mu.Lock()
+		s.loops = loops
+		s.mu.Unlock()
+		if len(loops) > 0 {
+			// The active expiry lets the loops run between slices of
+			// its work (see shards.Store.SetYield).
+			s.store.SetYield(func() {
+				for _, l := range loops {
+					l.waitTurn()
+				}
+			})
+		}
+	}
+	go s.sampleStats()
+	errc := make(chan error, len(s.listeners))
+	for _, ln := range s.listeners {
+		go func(ln net.Listener) { errc <- s.accept(ln) }(ln)
+	}
+	var first error
+	for range s.listeners {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (s *Server) accept(ln net.Listener) error {
+	var wait time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			if acceptCanRecover(err) {
+				// Out of descriptors or memory: the clients connected
+				// keep being served, and accepting resumes once some
+				// close. Redis logs and goes on too; returning stopped
+				// the whole server. Back off as net/http does.
+				wait = min(max(2*wait, 5*time.Millisecond), time.Second)
+				s.log.Warn("cannot accept a connection; retrying", "err", err, "retry_in", wait)
+				time.Sleep(wait)
+				continue
+			}
+			return err
+		}
+		wait = 0
+		s.startConn(nc)
+	}
+}
+
+// acceptCanRecover reports whether an accept error passes by itself: the
+// process or the system out of descriptors, the kernel out of memory, or a
+// connection that was reset before it was accepted.
+func acceptCanRecover(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) startConn(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+		tc.SetKeepAlive(true)
+		tc.SetKeepAlivePeriod(300 * time.Second)
+	}
+	c := &Conn{
+		srv:     s,
+		nc:      nc,
+		id:      s.nextID.Add(1),
+		addr:    nc.RemoteAddr().String(),
+		laddr:   nc.LocalAddr().String(),
+		created: time.Now(),
+		buf:     make([]byte, defaultReadBytes),
+		proto:   2,
+		fd:      -1,
+	}
+	c.authed = *s.password.Load() == ""
+	c.lastSeen.Store(c.created.UnixMilli())
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	if int64(len(s.conns)) >= s.maxClients.Load() {
+		s.mu.Unlock()
+		s.rejectedConns.Add(1)
+		nc.SetWriteDeadline(time.Now().Add(time.Second))
+		nc.Write([]byte("-" + errMaxClients + "\r\n"))
+		nc.Close()
+		return
+	}
+	if len(s.loops) > 0 {
+		s.loops[int(c.id)%len(s.loops)].claim(c, nc)
+	}
+	s.conns[c.id] = c
+	s.wg.Add(1)
+	s.mu.Unlock()
+	s.totalConns.Add(1)
+	if c.loop != nil {
+		c.loop.add(c)
+		return
+	}
+	// A goroutine of its own: its replies go through a replyWriter
+	// (flusher.go) when its socket is a plain one.
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			c.raw = rc
+			c.writer = s.writers[int(c.id)%len(s.writers)]
+			c.wrote = make(chan int, 1)
+		}
+	}
+	go c.serve()
+}
+
+func (s *Server) removeConn(c *Conn) {
+	s.mu.Lock()
+	if _, ok := s.conns[c.id]; ok {
+		delete(s.conns, c.id)
+		s.wg.Done()
+	}
+	s.mu.Unlock()
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+}
+
+// drainFor bounds how long closing event loops write out the replies that
+// wait for slow clients' sockets (Shutdown's ctx may end it sooner).
+const drainFor = 5 * time.Second
+
+// Shutdown stops accepting, lets every connection finish the batch it is
+// running (its replies are flushed, for up to drainFor to a client that
+// reads slowly), closes the connections, and waits for them until ctx
+// ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	by := time.Now().Add(drainFor)
+	if d, ok := ctx.Deadline(); ok && d.Before(by) {
+		by = d
+	}
+	s.drainBy.Store(by.UnixNano())
+	s.closing.Store(true)
+	s.closeOnce.Do(func() { close(s.closed) })
+	s.Resume() // paused loops and clients see closing and run nothing more
+	s.closeListeners()
+	s.mu.Lock()
+	for _, c := range s.conns {
+		// Wake readers blocked in Read; a connection in the middle of a
+		// batch finishes it first, since it only checks between batches.
+		if c.loop == nil {
+			c.nc.SetReadDeadline(time.Now())
+		}
+	}
+	loops := s.loops
+	s.mu.Unlock()
+	for _, l := range loops {
+		l.wake() // a loop closes its connections once it sees closing
+	}
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		if len(loops) > 0 {
+			s.store.SetYield(nil)
+		}
+		for _, l := range loops {
+			l.stop()
+		}
+		for _, w := range s.writers {
+			w.close()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// countError records an error reply under its first word (errorstats).
+func (s *Server) countError(msg string) {
+	prefix := msg
+	if i := strings.IndexByte(msg, ' '); i > 0 {
+		prefix = msg[:i]
+	}
+	s.totalErrors.Add(1)
+	s.errMu.Lock()
+	if len(s.errStats) < 128 || s.errStats[prefix] > 0 {
+		s.errStats[prefix]++
+	}
+	s.errMu.Unlock()
+}
+
+// Store returns the keyspace the server runs on.
+func (s *Server) Store() *shards.Store { return s.store }
