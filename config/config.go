@@ -75,7 +75,7 @@ func Lookup(name string) (*Param, bool) {
 }
 
 // Config is a set of parameter values. It is safe for concurrent use;
-// readers on hot paths should cache typed values (see Server in package resp).
+// readers on hot paths should cache typed values (see Server in package server).
 type Config struct {
 	mu   sync.RWMutex
 	vals map[string]string

@@ -39,7 +39,7 @@ import (
 )
 
 // Hooks connect a switch of appendonly to the server that journals the
-// writes (package resp).
+// writes (package server).
 type Hooks struct {
 	// Attach makes every write command that locks its shards from now on
 	// log to l, or to nothing when l is nil.

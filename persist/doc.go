@@ -2,7 +2,7 @@
 // append-only log of effects (the journal the command dispatcher writes
 // to), snapshots, and loading both at start-up. It knows the keyspace
 // (package shards) and the configuration, not the protocol: log records
-// are replayed through a function the server supplies (resp.Server.Replay),
+// are replayed through a function the server supplies (server.Server.Replay),
 // so they run through the same command table as live traffic.
 //
 // # Files
@@ -31,15 +31,15 @@
 // PEXPIREAT, PERSIST, RESTORE key ms payload REPLACE ABSTTL, and verbatim
 // commands whose result depends only on their arguments and the prior
 // state, such as ZADD, FLUSHALL or a SET without options); see
-// resp/journal.go. Replaying them at
+// server/journal.go. Replaying them at
 // any later time gives the same state: nothing expires while they replay
-// (a later record may extend or remove a deadline; see resp.Replay), and
+// (a later record may extend or remove a deadline; see server.Replay), and
 // the keys whose deadline passed while the server was down are deleted
 // once everything is loaded, so they stay gone. A transaction's records
 // (and those of a command that writes several keys, such as RENAME) are
 // appended in one piece between a MULTI and an EXEC record, as in
 // Redis's AOF; the loader replays them once it has read the EXEC
-// (txReader), so a file torn inside a transaction is truncated at its
+// (journal.TxReader), so a file torn inside a transaction is truncated at its
 // MULTI and loses the whole of it.
 //
 // Snapshot files (snapshot.go) are a header ("RATEKV", format version),

@@ -163,7 +163,7 @@ var retryEvery = time.Second
 func retryGate() time.Duration { return retryEvery * 3 / 4 }
 
 // Log is an append-only log file fed by Append. It implements
-// resp.Journal. Create it with openLog; it is safe for concurrent use.
+// server.Journal. Create it with openLog; it is safe for concurrent use.
 type Log struct {
 	logger *slog.Logger
 	name   string // file name, for messages

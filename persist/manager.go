@@ -76,6 +76,7 @@ import (
 	"time"
 
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/journal"
 	"github.com/ratekv/ratekv/shards"
 )
 
@@ -88,15 +89,15 @@ type Options struct {
 	Store  *shards.Store
 	// Replay runs log records through the command table, in order, and
 	// returns how many it ran; next returns io.EOF at the end, and its
-	// other errors must be returned (wrapped or not). resp.Server.Replay.
+	// other errors must be returned (wrapped or not). server.Server.Replay.
 	Replay func(next func() ([][]byte, error)) (int, error)
 	// Keys returns the indexes of a record's key arguments and whether it
-	// touches the whole keyspace (resp.RecordKeys). Nil treats every
+	// touches the whole keyspace (server.RecordKeys). Nil treats every
 	// record as touching the whole keyspace.
 	Keys func(args [][]byte, dst []int) ([]int, bool)
 	// Resets reports whether a record empties the whole keyspace, so that
 	// the records after it do not depend on what came before it
-	// (resp.RecordResets: FLUSHALL, FLUSHDB). Nil: no record does.
+	// (server.RecordResets: FLUSHALL, FLUSHDB). Nil: no record does.
 	Resets func(args [][]byte) bool
 	Logger *slog.Logger
 }
@@ -278,7 +279,7 @@ func (m *Manager) openAOF() error {
 
 // purgeExpired deletes the loaded keys whose deadline has passed. Loading
 // keeps them until the end, because a later record may extend or remove a
-// deadline (see resp.Replay); deleting them before the server answers
+// deadline (see server.Replay); deleting them before the server answers
 // anyone is what keeps them from being resurrected.
 func (m *Manager) purgeExpired() {
 	m.loadedExpired += int64(m.store.PurgeExpired(m.store.Now() / 1e6))
@@ -394,7 +395,7 @@ func (m *Manager) loadSnapshotFile(path string) error {
 	store := m.store
 	h := snapshotHandler{
 		// Keys whose deadline has passed are loaded too: a record after
-		// the snapshot may have extended or removed it (see resp.Replay).
+		// the snapshot may have extended or removed it (see server.Replay).
 		// purgeExpired deletes the rest once everything is loaded.
 		key: func(key []byte, exp int64, v *shards.Value) error {
 			i := store.ShardIndex(key)
@@ -438,9 +439,9 @@ func (m *Manager) replayFile(i int, last bool) error {
 	if err != nil {
 		return err
 	}
-	tr := &txReader{rr: newRecordReader(io.LimitReader(f, size), path, size)}
-	n, err := m.opts.Replay(tr.read)
-	at := tr.at
+	tr := journal.NewTxReader(journal.NewReader(io.LimitReader(f, size), path, size))
+	n, err := m.opts.Replay(tr.Read)
+	at := tr.At()
 	m.replayed += int64(n)
 	var torn *TornError
 	var corrupt *CorruptError
@@ -1038,7 +1039,7 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64, whole 
 		for rest := rec; len(rest) > 0; {
 			var err error
 			var size int
-			args, size, err = parseRecord(rest, args)
+			args, size, err = journal.ParseRecord(rest, args)
 			if err == nil && size == 0 {
 				err = errors.New("incomplete record")
 			}
@@ -1047,7 +1048,7 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64, whole 
 			}
 			one := rest[:size]
 			rest = rest[size:]
-			if isMarker(args, "MULTI") || isMarker(args, "EXEC") {
+			if journal.IsMarker(args, "MULTI") || journal.IsMarker(args, "EXEC") {
 				continue // the base is written whole: no torn tail to guard against
 			}
 			if reset {

@@ -25,7 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakeServer stands in for package resp: it runs a few commands against a
+// fakeServer stands in for package server: it runs a few commands against a
 // store the way the dispatcher does (lock the shards of the keys in
 // ascending order, change the store, append the effect record, unlock,
 // Sync), and replays records through the same code. APPEND is logged

@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ratekv/ratekv/journal"
 	"github.com/ratekv/ratekv/shards"
 )
 
@@ -310,7 +311,7 @@ func countRecords(data []byte) (int, error) {
 	for off := 0; off < len(data); n++ {
 		var used int
 		var err error
-		args, used, err = parseRecord(data[off:], args)
+		args, used, err = journal.ParseRecord(data[off:], args)
 		if err != nil {
 			return 0, err
 		}
@@ -348,6 +349,6 @@ func (c *countingReader) ReadByte() (byte, error) {
 // recordsOf returns a record source over a block of log records, for
 // Options.Replay.
 func recordsOf(data []byte) func() ([][]byte, error) {
-	rr := newRecordReader(bytes.NewReader(data), "snapshot log block", int64(len(data)))
-	return rr.next
+	rr := journal.NewReader(bytes.NewReader(data), "snapshot log block", int64(len(data)))
+	return rr.Next
 }

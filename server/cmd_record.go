@@ -1,11 +1,10 @@
 package server
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 
-	"github.com/ratekv/ratekv/resp"
+	"github.com/ratekv/ratekv/journal"
 )
 
 // Log-only commands: records the journal writes that have no Redis
@@ -14,17 +13,7 @@ import (
 // command", COMMAND does not list them, and nothing a client can do
 // depends on them.
 //
-// SETINT key <16 bytes> is the image of a string key holding an integer
-// (a counter, a CL.THROTTLE TAT): the value and the absolute deadline in
-// milliseconds (0: none), each as 8 big-endian bytes. It is the record of
-// nearly every write a rate limiter makes, and it is what SET key value
-// PXAT ms would do, without formatting two 13- to 19-digit numbers in
-// decimal on the write path, and in 54 bytes instead of 84 for a
-// CL.THROTTLE key like rl:123456. Measured with CL.THROTTLE at pipeline
-// 32, 100k keys, appendfsync everysec, in two A/B runs of alternating
-// 4 s rounds (2026-11-25, AMD EPYC VM): 4.6 % (8 rounds) and 9.7 %
-// (6 rounds) more calls/s, everysec against appendonly no going from
-// 0.82 to 0.85 and from 0.84 to 0.93.
+// SETINT key <16 bytes> (see journal.AppendSetInt) is the only one.
 
 // logCommands is the table of log-only commands, keyed by lower-case name.
 var logCommands = map[string]*Command{}
@@ -59,40 +48,17 @@ func init() {
 	)
 }
 
-// setIntLen is the size of SETINT's payload: value and deadline.
-const setIntLen = 16
-
-// appendSetInt appends the SETINT record of key holding n with deadline
-// atMs (0: none).
-func appendSetInt(dst, key []byte, n, atMs int64) []byte {
-	dst = append(dst, "*3\r\n$6\r\nSETINT\r\n"...)
-	dst = resp.AppendBulk(dst, key)
-	dst = append(dst, "$16\r\n"...)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(n))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(atMs))
-	return append(dst, "\r\n"...)
-}
-
-// decodeSetInt splits SETINT's payload into value and deadline.
-func decodeSetInt(p []byte) (n, atMs int64, err string) {
-	if len(p) != setIntLen {
-		return 0, 0, sprintf(errSetIntPayload, setIntLen, len(p))
-	}
-	n = int64(binary.BigEndian.Uint64(p))
-	atMs = int64(binary.BigEndian.Uint64(p[8:]))
-	if atMs < 0 {
-		return 0, 0, sprintf(errSetIntDeadline, atMs)
-	}
-	return n, atMs, ""
-}
-
 // SETINT key payload: as SET key n [PXAT atMs], replacing whatever key
 // held. A deadline already past leaves the key expired, as SET … PXAT
 // does: it is not resurrected.
 func cmdSetInt(c *Conn, args [][]byte) {
-	n, at, msg := decodeSetInt(args[2])
-	if msg != "" {
-		c.WriteError(msg)
+	n, at, ok := journal.DecodeSetInt(args[2])
+	switch {
+	case len(args[2]) != journal.SetIntLen:
+		c.WriteError(sprintf(errSetIntPayload, journal.SetIntLen, len(args[2])))
+		return
+	case !ok:
+		c.WriteError(sprintf(errSetIntDeadline, at))
 		return
 	}
 	st := c.srv.store

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/journal"
 	"github.com/ratekv/ratekv/resp"
 	"github.com/ratekv/ratekv/shards"
 	"github.com/stretchr/testify/require"
@@ -171,13 +172,13 @@ func TestSetIntReplay(t *testing.T) {
 		get     string // GET key afterwards
 		expires string // PEXPIRETIME key afterwards
 	}{
-		{rec: appendSetInt(nil, []byte("k"), 7, 0), get: "$1\r\n7\r\n", expires: ":-1\r\n"},
-		{rec: appendSetInt(nil, []byte("k"), -12, nowMs+5000), get: "$3\r\n-12\r\n", expires: ":" + strconv.FormatInt(nowMs+5000, 10) + "\r\n"},
+		{rec: journal.AppendSetInt(nil, []byte("k"), 7, 0), get: "$1\r\n7\r\n", expires: ":-1\r\n"},
+		{rec: journal.AppendSetInt(nil, []byte("k"), -12, nowMs+5000), get: "$3\r\n-12\r\n", expires: ":" + strconv.FormatInt(nowMs+5000, 10) + "\r\n"},
 		// A deadline already past: the key is not resurrected.
-		{rec: appendSetInt(nil, []byte("k"), 1, nowMs-1), get: "$-1\r\n", expires: ":-2\r\n"},
-		{pre: [][]string{{"SET", "k", "old", "EX", "100"}}, rec: appendSetInt(nil, []byte("k"), 1, 0), get: "$1\r\n1\r\n", expires: ":-1\r\n"},
+		{rec: journal.AppendSetInt(nil, []byte("k"), 1, nowMs-1), get: "$-1\r\n", expires: ":-2\r\n"},
+		{pre: [][]string{{"SET", "k", "old", "EX", "100"}}, rec: journal.AppendSetInt(nil, []byte("k"), 1, 0), get: "$1\r\n1\r\n", expires: ":-1\r\n"},
 		// Like SET it replaces a value of another type.
-		{pre: [][]string{{"ZADD", "k", "1", "a"}}, rec: appendSetInt(nil, []byte("k"), 3, 0), get: "$1\r\n3\r\n", expires: ":-1\r\n"},
+		{pre: [][]string{{"ZADD", "k", "1", "a"}}, rec: journal.AppendSetInt(nil, []byte("k"), 3, 0), get: "$1\r\n3\r\n", expires: ":-1\r\n"},
 		{pre: [][]string{{"SET", "k", "v"}}, rec: rec("SETINT", "k", "short"), err: "setint replied with an error: ERR SETINT payload must be 16 bytes, got 5", get: "$1\r\nv\r\n", expires: ":-1\r\n"},
 		{rec: rec("setint", "k", setIntPayload(1, -1)), err: "ERR SETINT deadline -1 is negative", get: "$-1\r\n", expires: ":-2\r\n"},
 		{rec: rec("SETINT", "k"), err: "wrong number of arguments (2) for setint", get: "$-1\r\n", expires: ":-2\r\n"},
@@ -212,35 +213,6 @@ func TestSetIntIsNotAClientCommand(t *testing.T) {
 	require.Panics(t, func() { registerLog(&Command{Name: "set"}) }, "a log command may not shadow a client command")
 }
 
-// Decoding SETINT's payload never panics, accepts exactly what
-// appendSetInt writes, and rejects everything else with an error.
-func FuzzSetIntPayload(f *testing.F) {
-	f.Add([]byte(setIntPayload(1795307408539667000, 1795307408539)), int64(0), int64(0))
-	f.Add([]byte("short"), int64(-1), int64(1))
-	f.Fuzz(func(t *testing.T, p []byte, n, at int64) {
-		gotN, gotAt, msg := decodeSetInt(p)
-		switch {
-		case len(p) != setIntLen:
-			require.NotEmpty(t, msg)
-		case int64(binary.BigEndian.Uint64(p[8:])) < 0:
-			require.NotEmpty(t, msg)
-		default:
-			require.Empty(t, msg)
-			require.Equal(t, p, []byte(setIntPayload(gotN, gotAt)))
-		}
-		if at < 0 {
-			at = -(at + 1)
-		}
-		args, err := splitRecord(appendSetInt(nil, []byte("key"), n, at))
-		require.NoError(t, err)
-		require.Len(t, args, 3)
-		require.Equal(t, "SETINT", string(args[0]))
-		gotN, gotAt, msg = decodeSetInt(args[2])
-		require.Empty(t, msg)
-		require.Equal(t, [2]int64{n, at}, [2]int64{gotN, gotAt})
-	})
-}
-
 // Replaying any stream of records, valid or not, never panics a handler:
 // each record either runs or stops the replay with an error.
 func FuzzReplayRecords(f *testing.F) {
@@ -258,8 +230,8 @@ func FuzzReplayRecords(f *testing.F) {
 		}
 		return b
 	}
-	f.Add(seed(appendSetInt(nil, []byte("k"), 5, 0), rec("INCR", "k"), rec("DEL", "k")))
-	f.Add(seed(rec("ZADD", "k", "1", "a"), appendSetInt(nil, []byte("k"), -1, 1), rec("PEXPIREAT", "k", "1")))
+	f.Add(seed(journal.AppendSetInt(nil, []byte("k"), 5, 0), rec("INCR", "k"), rec("DEL", "k")))
+	f.Add(seed(rec("ZADD", "k", "1", "a"), journal.AppendSetInt(nil, []byte("k"), -1, 1), rec("PEXPIREAT", "k", "1")))
 	f.Add(seed(rec("SET", "k", "v", "PXAT", "1800000000000"), rec("SETINT", "k", "x"), rec("FLUSHALL")))
 	f.Add(seed(rec("CL.THROTTLE", "k", "1", "2", "3"), rec("SL.THROTTLE", "s", "3", "1000"), rec("RESTORE", "z", "0", "junk", "REPLACE", "ABSTTL")))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -375,12 +347,6 @@ func TestJournalLogsRequestsAsReceived(t *testing.T) {
 	require.Equal(t, live.do(t, "PEXPIRETIME", "z"), restored.do(t, "PEXPIRETIME", "z"))
 }
 
-func TestDecimalLen(t *testing.T) {
-	for _, n := range []int{0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 99999, 100000, 1 << 20, 512 << 20, 1<<62 + 12345} {
-		require.Equal(t, len(strconv.Itoa(n)), decimalLen(n), n)
-	}
-}
-
 // TestExecJournalsOneAppend: the records of the commands a transaction ran
 // reach the journal in one Append, between MULTI and EXEC records (one
 // record alone without them), so the log never writes part of a
@@ -411,8 +377,8 @@ func TestExecJournalsOneAppend(t *testing.T) {
 	// Between MULTI and EXEC, the five writes in order; ZADD created its
 	// key, so a DEL precedes it.
 	require.Len(t, recs, 8, "%q", j.recs[1])
-	require.Equal(t, recMulti, string(recs[0]))
-	require.Equal(t, recExec, string(recs[7]))
+	require.Equal(t, journal.Multi, string(recs[0]))
+	require.Equal(t, journal.Exec, string(recs[7]))
 	recs = recs[1:7]
 	require.Equal(t, "+OK\r\n", send("MULTI"))
 	require.Equal(t, "+QUEUED\r\n", send("GET", "a"))

@@ -2,7 +2,7 @@ package server
 
 import (
 	"github.com/ratekv/ratekv/internal/redisnum"
-	"github.com/ratekv/ratekv/resp"
+	"github.com/ratekv/ratekv/journal"
 	"github.com/ratekv/ratekv/shards"
 )
 
@@ -37,7 +37,7 @@ import (
 //   - PersistCustom: the handler calls c.journalAppend itself (no command
 //     does at present: SL.THROTTLE logs its image, as PersistImage).
 //
-// Records are RESP arrays built with redcon's Append helpers, replayed
+// Records are RESP arrays (package journal encodes them), replayed
 // through the same command table as live traffic. Durability is settled
 // per pipeline batch: before any reply of the batch leaves, the
 // connection waits for the journal per the appendfsync policy.
@@ -229,51 +229,14 @@ func (c *Conn) journalRaw(args [][]byte) bool {
 }
 
 // rawRecord returns the request being run, as it arrived, when it is
-// byte for byte the record journalAppend would build from args: a RESP
-// array whose lengths are written without leading zeros or signs, and
-// whose arguments are args themselves (each starts where the encoding
-// puts it). Otherwise, and for a command run by another (EXEC's queued
-// commands, whose arguments are copies), nil.
-//
-// Why: a pipelined SET or ZADD was copied twice, into a record and then
-// into the log; now once. Every field of an accepted request is at least
-// as long as its canonical form, so equal total length means canonical.
+// byte for byte the record of args (journal.Canonical); otherwise, and for
+// a command run by another (EXEC's queued commands, whose arguments are
+// copies), nil.
 func (c *Conn) rawRecord(args [][]byte) []byte {
-	raw := c.req
-	if len(raw) == 0 || len(args) == 0 {
+	if !journal.Canonical(c.req, args) {
 		return nil
 	}
-	pos := 1 + decimalLen(len(args)) + 2
-	for _, a := range args {
-		pos += 1 + decimalLen(len(a)) + 2
-		if pos+len(a)+2 > len(raw) || (len(a) > 0 && &raw[pos] != &a[0]) {
-			return nil
-		}
-		pos += len(a) + 2
-	}
-	if pos != len(raw) {
-		return nil
-	}
-	return raw
-}
-
-// decimalLen is the number of digits of n >= 0 (without a division for
-// the short lengths of names, keys and values).
-func decimalLen(n int) int {
-	switch {
-	case n < 10:
-		return 1
-	case n < 100:
-		return 2
-	case n < 1000:
-		return 3
-	}
-	d := 4
-	for n >= 10000 {
-		n /= 10
-		d++
-	}
-	return d
+	return c.req
 }
 
 // journalAppend appends one record made of args. Handlers with
@@ -283,12 +246,8 @@ func (c *Conn) journalAppend(args ...[]byte) {
 	if j == nil || c.replaying {
 		return
 	}
-	rec := resp.AppendArrayHeader(c.recBuf[:0], len(args))
-	for _, a := range args {
-		rec = resp.AppendBulk(rec, a)
-	}
-	c.recBuf = rec
-	c.appendRecord(j, rec)
+	c.recBuf = journal.AppendCommand(c.recBuf[:0], args...)
+	c.appendRecord(j, c.recBuf)
 }
 
 // journalSetImage appends the image of a string key: SETINT for an
@@ -302,25 +261,12 @@ func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
 		return
 	}
 	if n, ok := e.Int(); ok {
-		c.recBuf = appendSetInt(c.recBuf[:0], key, n, e.ExpireAt())
-		c.appendRecord(j, c.recBuf)
-		return
-	}
-	rec := c.recBuf[:0]
-	if e.ExpireAt() != 0 {
-		rec = append(rec, "*5\r\n$3\r\nSET\r\n"...)
+		c.recBuf = journal.AppendSetInt(c.recBuf[:0], key, n, e.ExpireAt())
 	} else {
-		rec = append(rec, "*3\r\n$3\r\nSET\r\n"...)
+		c.valBuf = c.srv.store.AppendBytes(c.valBuf[:0], e)
+		c.recBuf = journal.AppendSet(c.recBuf[:0], key, c.valBuf, e.ExpireAt())
 	}
-	rec = resp.AppendBulk(rec, key)
-	c.valBuf = c.srv.store.AppendBytes(c.valBuf[:0], e)
-	rec = resp.AppendBulk(rec, c.valBuf)
-	if e.ExpireAt() != 0 {
-		rec = append(rec, "$4\r\nPXAT\r\n"...)
-		rec = resp.AppendBulkInt(rec, e.ExpireAt())
-	}
-	c.recBuf = rec
-	c.appendRecord(j, rec)
+	c.appendRecord(j, c.recBuf)
 }
 
 // appendRecord hands one record to the journal, or, while EXEC runs its
@@ -334,7 +280,7 @@ func (c *Conn) journalSetImage(key []byte, e *shards.Entry) {
 func (c *Conn) appendRecord(j *journalRef, rec []byte) {
 	if c.inExec || c.grouping {
 		if c.tx.nrecs == 0 {
-			c.tx.recs = append(c.tx.recs[:0], recMulti...)
+			c.tx.recs = append(c.tx.recs[:0], journal.Multi...)
 		}
 		c.tx.recs = append(c.tx.recs, rec...)
 		c.tx.nrecs++
@@ -359,15 +305,6 @@ func (c *Conn) appendTo(j *journalRef, rec []byte) {
 	c.journalSeq = j.j.Append(rec)
 }
 
-// The records that enclose a transaction's records in the log, as in
-// Redis's AOF: the loader runs the records between them only once it has
-// read EXEC, so a tail torn inside a transaction (a power loss in the
-// middle of its write) loses the whole of it, never a part.
-const (
-	recMulti = "*1\r\n$5\r\nMULTI\r\n"
-	recExec  = "*1\r\n$4\r\nEXEC\r\n"
-)
-
 // endTxRecords appends the records of the transaction EXEC ran, or of a
 // multi-key command, with its shards still held: one record alone, several
 // between MULTI and EXEC. They go to the journal attached when the
@@ -382,9 +319,9 @@ func (c *Conn) endTxRecords() {
 	switch j := c.srv.jr.Load(); {
 	case j == nil:
 	case n == 1:
-		c.appendTo(j, c.tx.recs[len(recMulti):])
+		c.appendTo(j, c.tx.recs[len(journal.Multi):])
 	default:
-		c.tx.recs = append(c.tx.recs, recExec...)
+		c.tx.recs = append(c.tx.recs, journal.Exec...)
 		c.appendTo(j, c.tx.recs)
 	}
 	c.tx.recs, c.tx.nrecs = c.tx.recs[:0], 0

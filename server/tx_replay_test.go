@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/journal"
 	"github.com/ratekv/ratekv/resp"
 	"github.com/stretchr/testify/require"
 )
@@ -68,7 +69,7 @@ func TestTransactionsReplayToTheLiveState(t *testing.T) {
 					_, n, perr, _ := resp.ParseRequest(rest, nil, resp.Limits{MaxBulk: 1 << 20, Authed: true})
 					require.Empty(t, perr)
 					require.NotZero(t, n)
-					if r := string(rest[:n]); r != recMulti && r != recExec {
+					if r := string(rest[:n]); r != journal.Multi && r != journal.Exec {
 						recs = append(recs, rest[:n])
 					}
 					rest = rest[n:]

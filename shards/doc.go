@@ -21,7 +21,7 @@
 // # Locking
 //
 // The store never locks on its own behalf during a command: the caller (the
-// command dispatcher in package resp) locks every shard a command touches, in
+// command dispatcher in package server) locks every shard a command touches, in
 // ascending shard order, before running it, and unlocks afterwards. Methods
 // whose names do not end in "Locked" but that take a key still require the
 // key's shard to be held; this is stated on each of them. The background

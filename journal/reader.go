@@ -1,8 +1,8 @@
-package persist
+package journal
 
 // Reading log records. A log file is a sequence of RESP arrays of bulk
-// strings, exactly what a client sends; parseRecord decodes one from a
-// byte slice and recordReader streams them from a file, telling a clean
+// strings, exactly what a client sends; ParseRecord decodes one from a
+// byte slice and Reader streams them from a file, telling a clean
 // end, a torn tail and corruption apart:
 //
 //   - the input ends at a record boundary: io.EOF;
@@ -59,11 +59,11 @@ func (e *formatError) Error() string { return e.reason }
 // maxIntLen bounds the digits of a RESP length; 18 cannot overflow int64.
 const maxIntLen = 18
 
-// parseRecord parses one RESP array of bulk strings at the start of b.
+// ParseRecord parses one RESP array of bulk strings at the start of b.
 // It returns the arguments (aliasing b, appended to args[:0]) and the
 // record's length; n == 0 with a nil error means b holds only part of a
 // record.
-func parseRecord(b []byte, args [][]byte) (_ [][]byte, n int, err error) {
+func ParseRecord(b []byte, args [][]byte) (_ [][]byte, n int, err error) {
 	args = args[:0]
 	if len(b) == 0 {
 		return args, 0, nil
@@ -137,8 +137,8 @@ func parseLen(b []byte, pos int) (int, int, error) {
 	return 0, 0, nil
 }
 
-// recordReader streams the records of one log file.
-type recordReader struct {
+// Reader streams the records of one log file.
+type Reader struct {
 	r          io.Reader
 	name       string // for errors
 	size       int64  // bytes in the input
@@ -152,18 +152,20 @@ type recordReader struct {
 // minRead is the reader's first buffer size and smallest read.
 const minRead = 256 << 10
 
-func newRecordReader(r io.Reader, name string, size int64) *recordReader {
-	return &recordReader{r: r, name: name, size: size}
+// NewReader returns a Reader of the records in r, named name in errors,
+// whose size is size bytes.
+func NewReader(r io.Reader, name string, size int64) *Reader {
+	return &Reader{r: r, name: name, size: size}
 }
 
-// offset returns the input offset of the next record.
-func (rr *recordReader) offset() int64 { return rr.base + int64(rr.start) }
+// Offset returns the input offset of the next record.
+func (rr *Reader) Offset() int64 { return rr.base + int64(rr.start) }
 
-// next returns the next record's arguments, valid until the next call;
+// Next returns the next record's arguments, valid until the next call;
 // io.EOF after the last record, or a *TornError or *CorruptError.
-func (rr *recordReader) next() ([][]byte, error) {
+func (rr *Reader) Next() ([][]byte, error) {
 	for {
-		args, n, err := parseRecord(rr.buf[rr.start:rr.end], rr.args)
+		args, n, err := ParseRecord(rr.buf[rr.start:rr.end], rr.args)
 		rr.args = args
 		if err != nil {
 			var fe *formatError
@@ -178,7 +180,7 @@ func (rr *recordReader) next() ([][]byte, error) {
 			if rr.start == rr.end {
 				return nil, io.EOF
 			}
-			return nil, &TornError{File: rr.name, Offset: rr.offset(), Size: rr.base + int64(rr.end)}
+			return nil, &TornError{File: rr.name, Offset: rr.Offset(), Size: rr.base + int64(rr.end)}
 		}
 		if err := rr.fill(); err != nil {
 			return nil, err
@@ -187,7 +189,7 @@ func (rr *recordReader) next() ([][]byte, error) {
 }
 
 // fill reads more input, keeping the unparsed part.
-func (rr *recordReader) fill() error {
+func (rr *Reader) fill() error {
 	if rr.start > 0 {
 		copy(rr.buf, rr.buf[rr.start:rr.end])
 		rr.base += int64(rr.start)
@@ -214,8 +216,8 @@ func (rr *recordReader) fill() error {
 // damaged classifies a format error at buf[pos]: zeros from there to the
 // end of the input are a torn tail (a crash left allocated, unwritten
 // blocks), anything else is corruption of the record at rr.start.
-func (rr *recordReader) damaged(pos int, reason string) error {
-	at := rr.offset()
+func (rr *Reader) damaged(pos int, reason string) error {
+	at := rr.Offset()
 	size := rr.base + int64(rr.end)
 	zeros := allZero(rr.buf[pos:rr.end])
 	for zeros && !rr.eof {
@@ -253,22 +255,29 @@ func allZero(b []byte) bool {
 
 var zero8 [8]byte
 
-// txReader yields a log file's records for replay, holding back those of
+// TxReader yields a log file's records for replay, holding back those of
 // a transaction (between a MULTI record and an EXEC record, as resp's
 // EXEC writes them) until its EXEC is read, and leaving the two markers
 // out. A file that ends inside a transaction ends as a torn tail at its
 // MULTI, so the whole transaction is dropped (Redis's "Revert incomplete
 // MULTI/EXEC transaction"), never a part of it.
-type txReader struct {
-	rr      *recordReader
+type TxReader struct {
+	rr      *Reader
 	at      int64      // offset of the record last returned (of its MULTI, in a transaction)
 	pending [][][]byte // a read transaction's records still to return (copies)
 	next    int
 }
 
-// read returns the next record to replay, valid until the next call;
+// NewTxReader returns a TxReader of the records rr reads.
+func NewTxReader(rr *Reader) *TxReader { return &TxReader{rr: rr} }
+
+// At returns the offset of the record Read returned last (of its MULTI,
+// in a transaction).
+func (t *TxReader) At() int64 { return t.at }
+
+// Read returns the next record to replay, valid until the next call;
 // io.EOF after the last, or a *TornError or *CorruptError.
-func (t *txReader) read() ([][]byte, error) {
+func (t *TxReader) Read() ([][]byte, error) {
 	// A loop, not a call per transaction read: a file of many empty
 	// transactions (MULTI right before EXEC) overflowed the stack.
 txs:
@@ -278,21 +287,21 @@ txs:
 			return t.pending[t.next-1], nil
 		}
 		t.pending, t.next = t.pending[:0], 0
-		t.at = t.rr.offset()
-		args, err := t.rr.next()
-		if err == nil && isMarker(args, "EXEC") {
+		t.at = t.rr.Offset()
+		args, err := t.rr.Next()
+		if err == nil && IsMarker(args, "EXEC") {
 			return nil, &CorruptError{File: t.rr.name, Offset: t.at, Size: t.rr.size, Reason: "EXEC outside a transaction"}
 		}
-		if err != nil || !isMarker(args, "MULTI") {
+		if err != nil || !IsMarker(args, "MULTI") {
 			return args, err
 		}
 		for {
-			args, err := t.rr.next()
+			args, err := t.rr.Next()
 			var torn *TornError
 			var corrupt *CorruptError
 			switch {
 			case errors.Is(err, io.EOF):
-				return nil, &TornError{File: t.rr.name, Offset: t.at, Size: t.rr.offset()}
+				return nil, &TornError{File: t.rr.name, Offset: t.at, Size: t.rr.Offset()}
 			case errors.As(err, &torn):
 				torn.Offset = t.at
 				return nil, torn
@@ -305,9 +314,9 @@ txs:
 				return nil, corrupt
 			case err != nil:
 				return nil, err
-			case isMarker(args, "EXEC"):
+			case IsMarker(args, "EXEC"):
 				continue txs
-			case isMarker(args, "MULTI"):
+			case IsMarker(args, "MULTI"):
 				return nil, &CorruptError{File: t.rr.name, Offset: t.at, Size: t.rr.size, Reason: "a transaction inside a transaction"}
 			}
 			cp := make([][]byte, len(args))
@@ -319,7 +328,7 @@ txs:
 	}
 }
 
-// isMarker reports whether args is the one-word record name.
-func isMarker(args [][]byte, name string) bool {
+// IsMarker reports whether args is the one-word record name.
+func IsMarker(args [][]byte, name string) bool {
 	return len(args) == 1 && string(args[0]) == name
 }

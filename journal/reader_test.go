@@ -1,4 +1,4 @@
-package persist
+package journal
 
 import (
 	"bytes"
@@ -62,7 +62,7 @@ func TestParseRecord(t *testing.T) {
 		{in: "*01\r\n", errPos: 2, errText: "leading zero"},
 		{in: "*1\r\n$0\r\n\r\n", want: []string{""}, n: 10, errPos: -1},
 	} {
-		args, n, err := parseRecord([]byte(tt.in), nil)
+		args, n, err := ParseRecord([]byte(tt.in), nil)
 		if tt.errPos >= 0 {
 			var fe *formatError
 			require.True(t, errors.As(err, &fe), "step %d: have err %v, want a format error", i, err)
@@ -78,12 +78,12 @@ func TestParseRecord(t *testing.T) {
 	}
 }
 
-// readAll reads every record of data with a recordReader fed small reads,
+// readAll reads every record of data with a Reader fed small reads,
 // so records straddle reads.
 func readAll(data []byte) (recs [][]string, err error) {
-	rr := newRecordReader(iotest.HalfReader(bytes.NewReader(data)), "f", int64(len(data)))
+	rr := NewReader(iotest.HalfReader(bytes.NewReader(data)), "f", int64(len(data)))
 	for {
-		args, err := rr.next()
+		args, err := rr.Next()
 		if err != nil {
 			return recs, err
 		}
@@ -173,12 +173,12 @@ func FuzzRecordReader(f *testing.F) {
 	f.Add([]byte("*99999999\r\n$1\r\na\r\n"))
 	f.Add(append(rec("PEXPIREAT", "k", "1700000000000"), 0, 0, 0))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rr := newRecordReader(bytes.NewReader(data), "f", int64(len(data)))
+		rr := NewReader(bytes.NewReader(data), "f", int64(len(data)))
 		var again []byte
 		var err error
 		for {
 			var args [][]byte
-			args, err = rr.next()
+			args, err = rr.Next()
 			if err != nil {
 				break
 			}
@@ -204,12 +204,12 @@ func FuzzRecordReader(f *testing.F) {
 	})
 }
 
-// readTx reads every record txReader yields from data.
+// readTx reads every record TxReader yields from data.
 func readTx(data []byte) ([][]string, error) {
-	tr := &txReader{rr: newRecordReader(bytes.NewReader(data), "f", int64(len(data)))}
+	tr := NewTxReader(NewReader(bytes.NewReader(data), "f", int64(len(data))))
 	var out [][]string
 	for {
-		args, err := tr.read()
+		args, err := tr.Read()
 		if err != nil {
 			return out, err
 		}
@@ -270,7 +270,7 @@ func TestTxReaderTornAtEveryByte(t *testing.T) {
 	require.True(t, errors.As(err, &corrupt), "nested MULTI: %v", err)
 }
 
-// FuzzTxReader: whatever the bytes, txReader returns records, then io.EOF,
+// FuzzTxReader: whatever the bytes, TxReader returns records, then io.EOF,
 // a torn tail or corruption at an offset within the input, without
 // panicking; a MULTI it yields nothing of is never followed by its records.
 func FuzzTxReader(f *testing.F) {
