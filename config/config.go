@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/ratekv/ratekv/internal/sdsargs"
 )
 
 // Param describes one configuration parameter.
@@ -231,7 +233,7 @@ func (c *Config) ParseFile(text string) error {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		words, ok := SplitArgs(line)
+		words, ok := sdsargs.Split(line)
 		if !ok {
 			return fmt.Errorf("line %d: unbalanced quotes", n+1)
 		}

@@ -140,48 +140,6 @@ func TestIntValues(t *testing.T) {
 	}
 }
 
-func TestSplitArgs(t *testing.T) {
-	for i, tt := range []struct {
-		in   string
-		want []string
-		ok   bool
-	}{
-		{"a b  c", []string{"a", "b", "c"}, true},
-		{`set "a b" 'c d'`, []string{"set", "a b", "c d"}, true},
-		{`"\x41\n\t\\"`, []string{"A\n\t\\"}, true},
-		{`'it\'s'`, []string{"it's"}, true},
-		{`""`, []string{""}, true},
-		{`"abc`, nil, false},
-		{`"a"b`, nil, false},
-		{`'a`, nil, false},
-		{"", nil, true},
-	} {
-		got, ok := SplitArgs(tt.in)
-		if ok != tt.ok || strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
-			t.Errorf("step %d %q: have %q, %v; want %q, %v", i, tt.in, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
-func FuzzSplitArgs(f *testing.F) {
-	for _, s := range []string{`a "b c" 'd'`, `"\x4`, `'\'`, "\"\\\"\""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		words, ok := SplitArgs(s)
-		if !ok {
-			return
-		}
-		total := 0
-		for _, w := range words {
-			total += len(w)
-		}
-		if total > len(s) {
-			t.Fatalf("%q split into more bytes than it has: %q", s, words)
-		}
-	})
-}
-
 // save rules as Redis checks them: seconds at least 1, changes at least 0
 // (a rule of 0 seconds was due on every tick: a BGSAVE every second).
 func TestSaveCheck(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 
 	"fmt"
 
-	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/internal/sdsargs"
 )
 
 // Request parsing. ratekv reads requests with its own parser rather than
@@ -176,7 +176,7 @@ func parseInline(b []byte, args [][]byte) ([][]byte, int, string, int) {
 		}
 		return args, nl + 1, "", 0
 	}
-	words, ok := config.SplitArgs(string(line))
+	words, ok := sdsargs.Split(string(line))
 	if !ok {
 		return args[:0], 0, errProtoQuotes, 0
 	}
