@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/server"
@@ -34,7 +35,7 @@ func run(args []string) int {
 			fmt.Print(config.Usage())
 			return 0
 		case errors.Is(err, config.ErrVersion):
-			fmt.Printf("ratekv %s (follows Redis %s semantics)\n", server.Version, server.RedisVersion)
+			fmt.Printf("ratekv %s (follows Redis %s semantics)\n", command.Version, command.RedisVersion)
 			return 0
 		}
 		fmt.Fprintf(os.Stderr, "ratekv: %v\n", err)
@@ -83,7 +84,7 @@ func run(args []string) int {
 	go releaseMemory(stopRelease, store.Dropped)
 
 	srv := server.New(store, cfg, log)
-	m, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: server.RecordKeys, Resets: server.RecordResets, Logger: log})
+	m, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
 	if err != nil {
 		log.Error("cannot load the data; not starting", "dir", cfg.Get("dir"), "err", err)
 		return 1
@@ -103,7 +104,7 @@ func run(args []string) int {
 		return 1
 	}
 	mgr.Start()
-	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", server.Version, "shards", store.NumShards())
+	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", command.Version, "shards", store.NumShards())
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve() }()
@@ -114,7 +115,7 @@ func run(args []string) int {
 	// that fails the server goes on (Redis's behaviour), unless FORCE.
 	force := false
 	for {
-		var req *server.ShutdownRequest
+		var req *command.ShutdownRequest
 		select {
 		case sig := <-sigc:
 			log.Info("received signal, shutting down", "signal", sig.String())

@@ -137,4 +137,3 @@ func saveCheck(v string) (string, error) {
 
 // errInvalidSave is Redis's text for a bad save parameter.
 var errInvalidSave = errors.New("Invalid save parameters")
-

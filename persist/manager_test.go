@@ -40,7 +40,7 @@ func newFakeServer(clock *atomic.Int64) *fakeServer {
 	return &fakeServer{st: shards.New(shards.Options{Shards: 8, Now: clock.Load}), clock: clock}
 }
 
-// fakeKeys is server.RecordKeys for the fake commands.
+// fakeKeys is command.RecordKeys for the fake commands.
 func fakeKeys(args [][]byte, dst []int) ([]int, bool) {
 	switch strings.ToUpper(string(args[0])) {
 	case "SET", "APPEND":
@@ -54,7 +54,7 @@ func fakeKeys(args [][]byte, dst []int) ([]int, bool) {
 	return dst, true
 }
 
-// fakeResets is server.RecordResets for the fake commands.
+// fakeResets is command.RecordResets for the fake commands.
 func fakeResets(args [][]byte) bool { return strings.EqualFold(string(args[0]), "FLUSHALL") }
 
 // lock locks the shards of a record's keys (or all) and returns the unlock.

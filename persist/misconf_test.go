@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/server"
@@ -44,7 +45,7 @@ func start(t *testing.T, dir string, conf ...string) (*server.Server, *persist.M
 	store := shards.New(shards.Options{Shards: 4})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := server.New(store, cfg, log)
-	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: server.RecordKeys, Resets: server.RecordResets, Logger: log})
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
 	require.NoError(t, err)
 	if j := mgr.Journal(); j != nil { // as main does: no typed nil with appendonly no
 		srv.SetJournal(j)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/server"
@@ -183,7 +184,7 @@ func openErr(t *testing.T, dir string, conf ...string) error {
 	defer store.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := server.New(store, cfg, log)
-	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: server.RecordKeys, Resets: server.RecordResets, Logger: log})
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
 	if err == nil {
 		mgr.Close()
 	}

@@ -13,3 +13,10 @@ const (
 	errProtoUnauthMbulk  = "ERR Protocol error: unauthenticated multibulk length"
 	errProtoUnauthBulk   = "ERR Protocol error: unauthenticated bulk length"
 )
+
+// Connection errors, byte for byte as Redis's: the client is told, then
+// disconnected.
+const (
+	ErrMaxClients    = "ERR max number of clients reached"
+	ErrQueryBufLimit = "ERR client query buffer exceeds client-query-buffer-limit; closing connection"
+)

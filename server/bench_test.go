@@ -11,73 +11,6 @@ import (
 	"github.com/ratekv/ratekv/shards"
 )
 
-// benchConn returns a connection with no socket, for driving the
-// dispatcher directly: it measures the command path (lookup, arity, locks,
-// handler, reply encoding) without the network.
-func benchConn(b *testing.B, srv *Server) *Conn {
-	b.Helper()
-	return &Conn{srv: srv, proto: 2, authed: true, out: make([]byte, 0, 4096)}
-}
-
-func benchServer(b *testing.B) *Server {
-	b.Helper()
-	store := shards.New(shards.Options{})
-	return New(store, config.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-}
-
-// BenchmarkDispatch runs one command per op through the dispatcher, in
-// parallel, over 1024 keys. Compare allocs/op: the targets are 0 for GET,
-// SET (on existing keys), INCR and CL.THROTTLE.
-func BenchmarkDispatch(b *testing.B) {
-	cases := []struct {
-		name string
-		args func(i int) [][]byte
-	}{
-		{"PING", func(int) [][]byte { return [][]byte{[]byte("PING")} }},
-		{"SET", func(i int) [][]byte { return [][]byte{[]byte("SET"), benchKey(i), []byte("xyz")} }},
-		{"GET", func(i int) [][]byte { return [][]byte{[]byte("GET"), benchKey(i)} }},
-		{"INCR", func(i int) [][]byte { return [][]byte{[]byte("INCR"), benchKey(i)} }},
-		{"CL.THROTTLE", func(i int) [][]byte {
-			return [][]byte{[]byte("CL.THROTTLE"), benchKey(i), []byte("100"), []byte("1000"), []byte("1")}
-		}},
-	}
-	for _, bc := range cases {
-		b.Run(bc.name, func(b *testing.B) {
-			srv := benchServer(b)
-			// Pre-build requests so the benchmark measures the server only.
-			reqs := make([][][]byte, 1024)
-			for i := range reqs {
-				reqs[i] = bc.args(i)
-			}
-			warm := benchConn(b, srv)
-			for _, r := range reqs {
-				warm.dispatch(r)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				c := benchConn(b, srv)
-				i := 0
-				for pb.Next() {
-					c.dispatch(reqs[i&1023])
-					c.out = c.out[:0]
-					i++
-				}
-			})
-		})
-	}
-}
-
-var benchKeys = func() [][]byte {
-	k := make([][]byte, 1024)
-	for i := range k {
-		k[i] = []byte("rl:" + strconv.Itoa(100000+i))
-	}
-	return k
-}()
-
-func benchKey(i int) []byte { return benchKeys[i&1023] }
-
 // BenchmarkPipeline runs pipeline batches of 32 requests through
 // runBuffered (parse, dispatch, reply), over 100k keys so that lookups miss
 // the CPU cache as under load, with prefetch-batch on and off. ns/op is
@@ -91,7 +24,7 @@ func BenchmarkPipeline(b *testing.B) {
 				if err := srv.cfg.Set("prefetch-batch", prefetch); err != nil {
 					b.Fatal(err)
 				}
-				srv.applyConfig()
+				srv.ApplyConfig()
 				req := func(i int) string {
 					k := "rl:" + strconv.Itoa(100000+i%nkeys)
 					switch cmd {
@@ -117,7 +50,7 @@ func BenchmarkPipeline(b *testing.B) {
 				run := func(p []byte) {
 					c.r, c.w = 0, copy(c.buf, p)
 					c.runBuffered()
-					c.out = c.out[:0]
+					c.Out = c.Out[:0]
 				}
 				for _, p := range batches {
 					run(p) // creates the keys
@@ -131,3 +64,28 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 	}
 }
+
+// benchConn returns a connection with no socket, for driving runBuffered
+// directly.
+func benchConn(b *testing.B, srv *Server) *Conn {
+	b.Helper()
+	c := socketlessConn(srv)
+	c.Out = make([]byte, 0, 4096)
+	return c
+}
+
+func benchServer(b *testing.B) *Server {
+	b.Helper()
+	store := shards.New(shards.Options{})
+	return New(store, config.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+var benchKeys = func() [][]byte {
+	k := make([][]byte, 1024)
+	for i := range k {
+		k[i] = []byte("rl:" + strconv.Itoa(100000+i))
+	}
+	return k
+}()
+
+func benchKey(i int) []byte { return benchKeys[i&1023] }

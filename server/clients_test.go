@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/command"
 	"github.com/stretchr/testify/require"
 )
 
@@ -57,11 +58,11 @@ func TestRedisCli(t *testing.T) {
 		want string // the whole output, or "~regexp"
 	}{
 		{[]string{"ping"}, "PONG\n"},
-		{[]string{"-3", "hello", "3"}, "~^server redis\nversion " + regexp.QuoteMeta(RedisVersion) + "\nproto 3\n"},
+		{[]string{"-3", "hello", "3"}, "~^server redis\nversion " + regexp.QuoteMeta(command.RedisVersion) + "\nproto 3\n"},
 		{[]string{"set", "a", "b"}, "OK\n"},
 		{[]string{"get", "a"}, "b\n"},
 		{[]string{"-3", "get", "a"}, "b\n"},
-		{[]string{"info", "server"}, "~(?m)^redis_version:" + regexp.QuoteMeta(RedisVersion) + "\r$"},
+		{[]string{"info", "server"}, "~(?m)^redis_version:" + regexp.QuoteMeta(command.RedisVersion) + "\r$"},
 		{[]string{"-3", "info", "server"}, "~(?m)^redis_mode:standalone\r$"},
 		{[]string{"config", "get", "maxclients"}, "maxclients\n10000\n"},
 		{[]string{"-3", "config", "get", "maxclients"}, "maxclients 10000\n"}, // RESP3 maps print a pair per line

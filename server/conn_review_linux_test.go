@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/internal/resptest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -58,7 +59,7 @@ func TestCloseAfterReplyDeliversEveryReply(t *testing.T) {
 				// Stand-in for a slow remote client whose socket is full:
 				// a small send buffer on the server's side of the socket.
 				for _, c := range ts.srv.clients() {
-					if c.id != int64(id) {
+					if c.ID != int64(id) {
 						continue
 					}
 					if c.loop != nil {
@@ -144,8 +145,8 @@ func TestClientListWhileHelloSwitchesProtocols(t *testing.T) {
 			a.nc.SetDeadline(time.Now().Add(5 * time.Second))
 			io.WriteString(a.nc, "HELLO 3\r\nHELLO 2\r\n")
 			var sb strings.Builder
-			readRawReply(a.rd, &sb)
-			readRawReply(a.rd, &sb)
+			resptest.ReadReply(a.rd, &sb)
+			resptest.ReadReply(a.rd, &sb)
 		}
 	}()
 	for i := 0; i < 200; i++ {
@@ -226,8 +227,8 @@ func TestKillBeforeTheLoopRegistersTheConnection(t *testing.T) {
 	ts := newTestServer(t, "event-loop", "yes")
 	client, nc := tcpPair(t)
 	s := ts.srv
-	c := &Conn{srv: s, nc: nc, id: s.nextID.Add(1), addr: "test", laddr: "test", created: time.Now(),
-		buf: make([]byte, defaultReadBytes), proto: 2, fd: -1, authed: true}
+	c := socketlessConn(s)
+	c.nc = nc
 	var l *eventLoop
 	require.Eventually(t, func() bool { // Serve starts the loops
 		s.mu.Lock()
@@ -239,7 +240,7 @@ func TestKillBeforeTheLoopRegistersTheConnection(t *testing.T) {
 	}, 5*time.Second, time.Millisecond)
 	require.True(t, l.claim(c, nc))
 	s.mu.Lock()
-	s.conns[c.id] = c
+	s.conns[c.ID] = c
 	s.wg.Add(1)
 	s.mu.Unlock()
 	l.kill(c)

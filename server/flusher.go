@@ -112,14 +112,14 @@ func (w *replyWriter) close() {
 	<-w.done
 }
 
-// writeNow writes as much of c.out as the socket takes without waiting and
+// writeNow writes as much of c.Out as the socket takes without waiting and
 // returns how much that was. Errors are left for the connection's own
 // write of the rest to find.
 func (c *Conn) writeNow() int {
 	n := 0
 	c.raw.Write(func(fd uintptr) bool {
-		for n < len(c.out) {
-			m, err := writeFD(fd, c.out[n:])
+		for n < len(c.Out) {
+			m, err := writeFD(fd, c.Out[n:])
 			if err == syscall.EINTR {
 				continue
 			}
@@ -133,14 +133,14 @@ func (c *Conn) writeNow() int {
 	return n
 }
 
-// flushRound writes c.out in the next round of c's writer (see above), or
+// flushRound writes c.Out in the next round of c's writer (see above), or
 // at once when replies are not batched or c's socket is not a plain one.
 func (c *Conn) flushRound() error {
 	w := c.writer
 	if w == nil || !c.srv.batchReplies.Load() {
 		return c.flush()
 	}
-	if err := c.syncJournal(); err != nil {
+	if err := c.SyncJournal(); err != nil {
 		return err
 	}
 	if !w.enqueue(c) {
@@ -148,12 +148,12 @@ func (c *Conn) flushRound() error {
 	}
 	n := <-c.wrote
 	c.srv.netOut.Add(int64(n))
-	if n < len(c.out) {
-		c.out = c.out[n:] // the client reads slowly: wait for it here
+	if n < len(c.Out) {
+		c.Out = c.Out[n:] // the client reads slowly: wait for it here
 		err := c.flush()
-		c.out = nil // the slice no longer starts at its array's start
+		c.Out = nil // the slice no longer starts at its array's start
 		return err
 	}
-	c.resetOut()
+	c.ResetOut()
 	return nil
 }

@@ -7,13 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/internal/resptest"
 	"github.com/ratekv/ratekv/shards"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,12 @@ type fakeClock struct{ ns atomic.Int64 }
 
 func (f *fakeClock) Now() int64              { return f.ns.Load() }
 func (f *fakeClock) Advance(d time.Duration) { f.ns.Add(int64(d)) }
+
+func newFakeClock() *fakeClock {
+	c := &fakeClock{}
+	c.ns.Store(time.Now().UnixNano())
+	return c
+}
 
 // testServer is a ratekv server on a free loopback port, in-process.
 type testServer struct {
@@ -42,7 +49,7 @@ func newTestServer(t testing.TB, conf ...string) *testServer {
 }
 
 // newJournaledServer is newTestServer with journal j (if not nil).
-func newJournaledServer(t testing.TB, j Journal, conf ...string) *testServer {
+func newJournaledServer(t testing.TB, j command.Journal, conf ...string) *testServer {
 	t.Helper()
 	cfg := config.New()
 	require.NoError(t, cfg.Set("port", "0"))
@@ -117,48 +124,8 @@ func (r *rawConn) reply() string {
 	r.t.Helper()
 	r.nc.SetDeadline(time.Now().Add(5 * time.Second))
 	var b strings.Builder
-	require.NoError(r.t, readRawReply(r.rd, &b))
+	require.NoError(r.t, resptest.ReadReply(r.rd, &b))
 	return b.String()
-}
-
-// readRawReply copies one RESP2/RESP3 reply from rd to b.
-func readRawReply(rd *bufio.Reader, b *strings.Builder) error {
-	line, err := rd.ReadString('\n')
-	if err != nil {
-		return err
-	}
-	b.WriteString(line)
-	if len(line) < 3 {
-		return fmt.Errorf("short line %q", line)
-	}
-	body := strings.TrimSuffix(line[1:], "\r\n")
-	switch line[0] {
-	case '$', '=', '!':
-		n, _ := strconv.Atoi(body)
-		if n < 0 {
-			return nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return err
-		}
-		b.Write(buf)
-	case '*', '~', '>':
-		n, _ := strconv.Atoi(body)
-		for i := 0; i < n; i++ {
-			if err := readRawReply(rd, b); err != nil {
-				return err
-			}
-		}
-	case '%':
-		n, _ := strconv.Atoi(body)
-		for i := 0; i < 2*n; i++ {
-			if err := readRawReply(rd, b); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // ctx is the context for go-redis calls in tests.
@@ -166,4 +133,28 @@ var ctx = context.Background()
 
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
+}
+
+// socketlessConn returns an authenticated connection of s with no socket,
+// for driving runBuffered and prefetch directly.
+func socketlessConn(s *Server) *Conn {
+	c := &Conn{srv: s, buf: make([]byte, defaultReadBytes), fd: -1}
+	s.InitClient(&c.Client, c, s.nextID.Add(1), "test", "test")
+	c.Authed = true
+	return c
+}
+
+// infoFields parses INFO text into its fields.
+func infoFields(t *testing.T, text string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, line := range strings.Split(text, "\r\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		require.True(t, ok, "line %q", line)
+		out[k] = v
+	}
+	return out
 }

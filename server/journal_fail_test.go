@@ -24,7 +24,7 @@ func (j *failingJournal) Append([]byte) uint64 { return j.n.Add(1) }
 func (j *failingJournal) Sync(uint64) error    { return errors.New("records lost") }
 func (j *failingJournal) Err() error           { return nil }
 
-// A write whose record Journal.Sync cannot make durable gets no reply: the
+// A write whose record command.Journal.Sync cannot make durable gets no reply: the
 // connection closes instead, in both connection modes. A read on another
 // connection is answered.
 func TestNoReplyWhenTheJournalCannotSync(t *testing.T) {

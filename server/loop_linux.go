@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/persist"
 )
 
@@ -519,7 +520,7 @@ func (l *eventLoop) woke() {
 	for _, c := range adds {
 		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
 		if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
-			l.srv.log.Warn("cannot watch client socket, closing it", "id", c.id, "addr", c.addr, "err", err)
+			l.srv.log.Warn("cannot watch client socket, closing it", "id", c.ID, "addr", c.Addr, "err", err)
 			c.close()
 			continue
 		}
@@ -546,8 +547,8 @@ func (l *eventLoop) woke() {
 		// A parked client is not idle: it waits for the disk, as a
 		// goroutine connection waits in its journal sync (and as
 		// Redis spares a blocked client).
-		case sweep && !c.parked && now.UnixMilli()-c.lastSeen.Load() > t*1000:
-			l.srv.log.Debug("closing idle client", "id", c.id, "addr", c.addr)
+		case sweep && !c.parked && now.UnixMilli()-c.LastSeen.Load() > t*1000:
+			l.srv.log.Debug("closing idle client", "id", c.ID, "addr", c.Addr)
 			l.drop(c)
 		}
 	}
@@ -563,7 +564,7 @@ func (l *eventLoop) schedule(c *Conn) {
 
 func (l *eventLoop) readFailed(c *Conn, err error) {
 	if !errors.Is(err, io.EOF) {
-		l.srv.log.Debug("client read error", "id", c.id, "addr", c.addr, "err", err)
+		l.srv.log.Debug("client read error", "id", c.ID, "addr", c.Addr, "err", err)
 	}
 	l.closeSoon(c)
 }
@@ -572,7 +573,7 @@ func (l *eventLoop) readFailed(c *Conn, err error) {
 // turn still holds it), else now. It reports whether c is still open.
 func (l *eventLoop) closeSoon(c *Conn) bool {
 	if c.inTurn {
-		c.closeAfter = true
+		c.CloseAfter = true
 		return true
 	}
 	l.drop(c)
@@ -597,45 +598,45 @@ func (l *eventLoop) drop(c *Conn) {
 // then, so its Sync returns at once (see Conn.appendTo).
 func (l *eventLoop) runTurn() {
 	var seq uint64
-	var ref *journalRef
+	var ref *command.JournalRef
 	for _, c := range l.turn {
-		if c.fd < 0 || c.killReq.Load() || c.closeAfter || c.waitOut || c.parked {
+		if c.fd < 0 || c.killReq.Load() || c.CloseAfter || c.waitOut || c.parked {
 			continue
 		}
 		if !c.runBuffered() {
-			c.closeAfter = true
+			c.CloseAfter = true
 		}
-		if c.journalSeq != 0 && c.jref != ref && (ref == nil || c.jref == l.srv.jr.Load()) {
-			ref, seq = c.jref, 0
+		if c.Journaled.Seq != 0 && c.Journaled.Ref != ref && (ref == nil || c.Journaled.Ref == l.srv.AttachedJournal()) {
+			ref, seq = c.Journaled.Ref, 0
 		}
-		if c.jref == ref {
-			seq = max(seq, c.journalSeq)
+		if c.Journaled.Ref == ref {
+			seq = max(seq, c.Journaled.Seq)
 		}
 	}
 	// The replies wait for the records they may show, too (readBarrier);
 	// in the turn of a switch of appendonly, only for the writes' journal.
-	if r, rseq := l.srv.readBarrier(); rseq > seq && (ref == nil || ref == r) {
+	if r, rseq := l.srv.ReadBarrier(); rseq > seq && (ref == nil || ref == r) {
 		ref, seq = r, rseq
 	}
 	l.running.Store(false) // see enterTurn
 	var failed error
 	outage := false
 	if seq != 0 {
-		failed = ref.syncOrFailing(seq)
+		failed = ref.SyncOrFailing(seq)
 		outage = errors.Is(failed, persist.ErrFailing)
 	}
 	var parked []*Conn
 	for i, c := range l.turn {
 		l.turn[i] = nil
 		c.inTurn = false
-		held := c.journalSeq != 0 && c.jref == ref
-		own := c.jerr // see Conn.appendTo
-		if c.journalSeq != 0 && c.jref != ref {
-			if err := c.jref.j.Sync(c.journalSeq); own == nil {
+		held := c.Journaled.Seq != 0 && c.Journaled.Ref == ref
+		own := c.Journaled.Err // see Conn.appendTo
+		if c.Journaled.Seq != 0 && c.Journaled.Ref != ref {
+			if err := c.Journaled.Ref.Sync(c.Journaled.Seq); own == nil {
 				own = err
 			}
 		}
-		c.journalSeq, c.jref, c.jerr = 0, nil, nil // nil: a closed log is not kept alive
+		c.Journaled.Seq, c.Journaled.Ref, c.Journaled.Err = 0, nil, nil // nil: a closed log is not kept alive
 		if c.fd < 0 {
 			continue
 		}
@@ -655,18 +656,18 @@ func (l *eventLoop) runTurn() {
 		if own != nil {
 			// As syncJournal: no reply to writes that are not as
 			// durable as appendfsync demands.
-			c.dropReplies(own)
+			c.DropReplies(own)
 			l.drop(c)
 			continue
 		}
-		if len(c.out) > 0 && !c.waitOut && !l.writeOut(c) {
+		if len(c.Out) > 0 && !c.waitOut && !l.writeOut(c) {
 			continue // closed: the write failed, or it was the last
 		}
-		if c.killReq.Load() || c.closeAfter && !c.waitOut {
+		if c.killReq.Load() || c.CloseAfter && !c.waitOut {
 			l.drop(c)
 			continue
 		}
-		if c.closeAfter {
+		if c.CloseAfter {
 			continue // QUIT, a protocol error: writeOut closes c once its replies are out
 		}
 		if c.pending && !c.waitOut {
@@ -691,13 +692,13 @@ type unpark struct {
 // serving its other clients (reads are answered, writes refused with
 // MISCONF). woke finishes them once the wait ends: it writes their replies,
 // or closes them without when the records cannot be made durable.
-func (l *eventLoop) park(conns []*Conn, j *journalRef, seq uint64) {
+func (l *eventLoop) park(conns []*Conn, j *command.JournalRef, seq uint64) {
 	for _, c := range conns {
 		c.parked, c.parkSeq, c.parkRef = true, seq, j
 		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
 	}
 	go func() {
-		err := j.j.Sync(seq)
+		err := j.Sync(seq)
 		l.mu.Lock()
 		l.unparks = append(l.unparks, unpark{conns, err})
 		l.mu.Unlock()
@@ -714,25 +715,25 @@ func (l *eventLoop) unparkAll(done []unpark) {
 			}
 			c.parked, c.parkRef = false, nil
 			if u.err != nil {
-				c.dropReplies(u.err)
+				c.DropReplies(u.err)
 				l.drop(c)
 				continue
 			}
 			ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(c.fd)}
 			if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
-				l.srv.log.Warn("cannot watch client socket, closing it", "id", c.id, "addr", c.addr, "err", err)
+				l.srv.log.Warn("cannot watch client socket, closing it", "id", c.ID, "addr", c.Addr, "err", err)
 				l.drop(c)
 				continue
 			}
 			// As the end of runTurn, for a connection out of the turn.
-			if len(c.out) > 0 && !l.writeOut(c) {
+			if len(c.Out) > 0 && !l.writeOut(c) {
 				continue
 			}
 			switch {
-			case c.killReq.Load() || c.closeAfter && !c.waitOut:
+			case c.killReq.Load() || c.CloseAfter && !c.waitOut:
 				l.drop(c)
-			case c.closeAfter:
-			case (c.pending || c.shutReq != nil) && !c.waitOut:
+			case c.CloseAfter:
+			case (c.pending || c.Shutdown != nil) && !c.waitOut:
 				l.again = append(l.again, c) // a SHUTDOWN refused meanwhile poked it in vain
 			}
 		}
@@ -748,14 +749,14 @@ func (l *eventLoop) unparkAll(done []unpark) {
 func (l *eventLoop) finishParked() {
 	var done []*Conn
 	for _, c := range l.conns {
-		if c.parked && c.parkRef.outage != nil && c.parkRef.outage.SyncOrFailing(c.parkSeq) == nil {
+		if c.parked && c.parkRef.DurableNow(c.parkSeq) {
 			done = append(done, c)
 		}
 	}
 	l.unparkAll([]unpark{{conns: done}})
 }
 
-// writeOut writes what the socket takes of c.out. When some is left, it
+// writeOut writes what the socket takes of c.Out. When some is left, it
 // watches the socket for room (and stops reading it) until it has written
 // the rest; once all is written it reads again, or, when c is to close
 // after its replies (QUIT, a protocol error: Redis's close-after-reply),
@@ -764,11 +765,11 @@ func (l *eventLoop) writeOut(c *Conn) bool {
 	c.seen(l.turnMs) // a client reading a long reply is not idle either
 	err := c.writeSome()
 	if err != nil {
-		l.srv.log.Debug("client write error", "id", c.id, "addr", c.addr, "err", err)
+		l.srv.log.Debug("client write error", "id", c.ID, "addr", c.Addr, "err", err)
 		return l.closeSoon(c)
 	}
-	want := len(c.out) > 0
-	if !want && c.closeAfter && !c.inTurn {
+	want := len(c.Out) > 0
+	if !want && c.CloseAfter && !c.inTurn {
 		l.drop(c)
 		return false
 	}
@@ -779,7 +780,7 @@ func (l *eventLoop) writeOut(c *Conn) bool {
 		}
 		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_MOD, c.fd, &ev)
 		c.waitOut = want
-		if !want && (c.pending || c.shutReq != nil) {
+		if !want && (c.pending || c.Shutdown != nil) {
 			// Requests left over from before it stalled, or its
 			// SHUTDOWN's outcome (poked while it stalled).
 			l.schedule(c)
@@ -791,7 +792,7 @@ func (l *eventLoop) writeOut(c *Conn) bool {
 // seen records activity on c at ms (0: not tracked, no timeout set).
 func (c *Conn) seen(ms int64) {
 	if ms != 0 {
-		c.lastSeen.Store(ms)
+		c.LastSeen.Store(ms)
 	}
 }
 
@@ -816,13 +817,13 @@ func (c *Conn) readSome(b []byte) (int, error) {
 	}
 }
 
-// writeSome writes what c's socket takes of c.out without waiting, and
-// keeps the rest in c.out (event-loop mode).
+// writeSome writes what c's socket takes of c.Out without waiting, and
+// keeps the rest in c.Out (event-loop mode).
 func (c *Conn) writeSome() error {
 	n := 0
 	var err error
-	for n < len(c.out) {
-		m, e := rawWrite(c.fd, c.out[n:])
+	for n < len(c.Out) {
+		m, e := rawWrite(c.fd, c.Out[n:])
 		if e == syscall.EINTR {
 			continue
 		}
@@ -837,10 +838,10 @@ func (c *Conn) writeSome() error {
 	}
 	c.srv.netOut.Add(int64(n))
 	switch {
-	case n == len(c.out):
-		c.resetOut()
+	case n == len(c.Out):
+		c.ResetOut()
 	case n > 0:
-		c.out = append(c.out[:0], c.out[n:]...)
+		c.Out = append(c.Out[:0], c.Out[n:]...)
 	}
 	return err
 }

@@ -23,17 +23,18 @@ func TestLoopStoppedRefusesCleanly(t *testing.T) {
 
 	client, nc := tcpPair(t)
 
-	c := &Conn{srv: ts.srv, id: 1 << 40, fd: -1}
+	c := socketlessConn(ts.srv)
+	c.ID = 1 << 40
 	require.True(t, l.claim(c, nc))
 	require.GreaterOrEqual(t, c.fd, 0)
 	ts.srv.mu.Lock()
-	ts.srv.conns[c.id] = c
+	ts.srv.conns[c.ID] = c
 	ts.srv.wg.Add(1)
 	ts.srv.mu.Unlock()
 	l.add(c)
 	require.Equal(t, -1, c.fd, "descriptor closed")
 	ts.srv.mu.Lock()
-	_, still := ts.srv.conns[c.id]
+	_, still := ts.srv.conns[c.ID]
 	ts.srv.mu.Unlock()
 	require.False(t, still, "connection forgotten")
 	client.SetReadDeadline(time.Now().Add(2 * time.Second))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/shards"
@@ -38,13 +39,13 @@ func BenchmarkJournal(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					c.dispatch(reqs[i&1023])
+					c.Run(c.Lookup(reqs[i&1023][0]), reqs[i&1023], nil)
 					if i%32 == 31 {
-						if c.journalSeq != 0 {
-							c.jref.j.Sync(c.journalSeq)
-							c.journalSeq = 0
+						if c.Journaled.Seq != 0 {
+							c.Journaled.Ref.Sync(c.Journaled.Seq)
+							c.Journaled.Seq = 0
 						}
-						c.out = c.out[:0]
+						c.Out = c.Out[:0]
 					}
 				}
 			})
@@ -89,11 +90,11 @@ func BenchmarkJournalPipeline(b *testing.B) {
 					p := batches[i%len(batches)]
 					c.r, c.w = 0, copy(c.buf, p)
 					c.runBuffered()
-					if c.journalSeq != 0 {
-						c.jref.j.Sync(c.journalSeq)
-						c.journalSeq = 0
+					if c.Journaled.Seq != 0 {
+						c.Journaled.Ref.Sync(c.Journaled.Seq)
+						c.Journaled.Seq = 0
 					}
-					c.out = c.out[:0]
+					c.Out = c.Out[:0]
 				}
 			})
 		}
@@ -118,7 +119,7 @@ func journalBenchServer(b *testing.B, mode, rewritePct string) *Server {
 	srv := New(store, cfg, log)
 	if mode != "none" {
 		require.NoError(b, cfg.Set("appendfsync", mode))
-		mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: RecordKeys, Resets: RecordResets, Logger: log})
+		mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
 		require.NoError(b, err)
 		b.Cleanup(func() { mgr.Close() })
 		srv.SetJournal(mgr.Journal())

@@ -183,7 +183,7 @@ func TestPrefetchBatchIsInvisible(t *testing.T) {
 // runBuffered then runs them from there.
 func TestPrefetchParsesAheadOnce(t *testing.T) {
 	ts := newTestServer(t)
-	c := &Conn{srv: ts.srv, proto: 2, authed: true, buf: make([]byte, defaultReadBytes)}
+	c := socketlessConn(ts.srv)
 	tail := "*1\r\n$3\r\nGE" // incomplete
 	in := multibulk("SET", "a", "1") + multibulk("INCR", "a") + multibulk("GET", "a") +
 		multibulk("HELLO", "3") + multibulk("GET", "a") + tail
@@ -196,26 +196,26 @@ func TestPrefetchParsesAheadOnce(t *testing.T) {
 	require.Equal(t, []string{"SET", "INCR", "GET", "HELLO"}, names)
 	require.Equal(t, 0, c.r, "nothing consumed yet")
 	require.True(t, c.runBuffered())
-	out := string(c.out)
+	out := string(c.Out)
 	require.True(t, strings.HasPrefix(out, "+OK\r\n:2\r\n$1\r\n2\r\n%7\r\n"), "%q", out)
 	require.True(t, strings.HasSuffix(out, "$1\r\n2\r\n"), "%q", out)
 	require.Equal(t, len(in)-len(tail), c.r, "the incomplete tail stays buffered")
-	require.Equal(t, 3, c.proto)
+	require.Equal(t, 3, c.Proto())
 
 	// Transactions of key commands are parsed ahead through their EXEC.
-	c = &Conn{srv: ts.srv, proto: 2, authed: true, buf: make([]byte, defaultReadBytes)}
+	c = socketlessConn(ts.srv)
 	in = multibulk("MULTI") + multibulk("SET", "b", "1") + multibulk("EXEC") + multibulk("MULTI") +
 		multibulk("INCR", "b") + multibulk("EXEC") + multibulk("MULTI") + multibulk("CONFIG", "GET", "port") + multibulk("EXEC") + multibulk("GET", "b")
 	c.w = copy(c.buf, in)
 	require.True(t, c.prefetch())
 	require.Len(t, c.pre, 8, "through the CONFIG queued in the third transaction, which may change limits when its EXEC runs")
 	require.True(t, c.runBuffered())
-	require.True(t, strings.HasSuffix(string(c.out), "$1\r\n2\r\n"), "%q", c.out)
+	require.True(t, strings.HasSuffix(string(c.Out), "$1\r\n2\r\n"), "%q", c.Out)
 
 	// Off, nothing is parsed ahead.
 	require.NoError(t, ts.srv.cfg.Set("prefetch-batch", "no"))
-	ts.srv.applyConfig()
-	c = &Conn{srv: ts.srv, proto: 2, authed: true, buf: make([]byte, defaultReadBytes)}
+	ts.srv.ApplyConfig()
+	c = socketlessConn(ts.srv)
 	c.w = copy(c.buf, in)
 	require.True(t, c.runBuffered())
 	require.Empty(t, c.pre)
@@ -227,7 +227,7 @@ func TestPrefetchTouchWanted(t *testing.T) {
 	ts := newTestServer(t)
 	set := func(v string) {
 		require.NoError(t, ts.srv.cfg.Set("prefetch-batch", v))
-		ts.srv.applyConfig()
+		ts.srv.ApplyConfig()
 	}
 	require.Equal(t, "auto", ts.srv.cfg.Get("prefetch-batch"))
 	require.False(t, ts.srv.touchWanted(), "auto, empty keyspace")

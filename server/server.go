@@ -13,28 +13,25 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
-	"github.com/ratekv/ratekv/persist"
+	"github.com/ratekv/ratekv/resp"
 	"github.com/ratekv/ratekv/shards"
 )
 
-// Server accepts RESP connections and runs commands against a Store.
-// Create it with New; it is safe for concurrent use.
+// Server accepts RESP connections and serves them: listeners, the event
+// loops (or a goroutine per client), the reply flushers, pausing and
+// shutting down. The commands themselves run in the embedded
+// command.Engine. Create it with New; it is safe for concurrent use.
 type Server struct {
+	*command.Engine
 	store *shards.Store
 	cfg   *config.Config
 	log   *slog.Logger
-	start time.Time
 
-	jr      atomic.Pointer[journalRef] // nil: no append-only log; see SetJournal
-	persist *persist.Manager           // nil: no persistence (SAVE etc. refuse); see cmd_persist.go
-
-	// Hot-path copies of mutable config, refreshed by applyConfig.
-	maxBulk     atomic.Int64
-	queryLimit  atomic.Int64
+	// Hot-path copies of mutable config, refreshed by ApplyConfig.
 	maxClients  atomic.Int64
 	idleTimeout atomic.Int64
-	password    atomic.Pointer[string]
 
 	mu        sync.Mutex
 	conns     map[int64]*Conn
@@ -42,20 +39,15 @@ type Server struct {
 	nextID    atomic.Int64
 	closing   atomic.Bool
 	wg        sync.WaitGroup
-	shutdowns chan *ShutdownRequest      // SHUTDOWN requests for main (shutdown.go)
-	pause     atomic.Pointer[pauseState] // set while paused (Pause)
-	closed    chan struct{}              // closed once Shutdown begins
+	shutdowns chan *command.ShutdownRequest // SHUTDOWN requests for main (shutdown.go)
+	pause     atomic.Pointer[pauseState]    // set while paused (Pause)
+	closed    chan struct{}                 // closed once Shutdown begins
 	closeOnce sync.Once
 	drainBy   atomic.Int64 // Unix ns until which closing event loops write out waiting replies
 
 	totalConns    atomic.Int64
 	rejectedConns atomic.Int64
-	totalCommands atomic.Int64
 	netIn, netOut atomic.Int64
-	errMu         sync.Mutex
-	errStats      map[string]int64
-	totalErrors   atomic.Int64
-	stats         serverStats // INFO's ids, memory peak and rate sampler (cmd_server.go)
 
 	writers      []*replyWriter // one per P; see flusher.go
 	loops        []*eventLoop   // one per P with event-loop yes; see loop_linux.go
@@ -63,47 +55,34 @@ type Server struct {
 	prefetch     atomic.Int32   // prefetch-batch: prefetchNo, prefetchAuto or prefetchYes
 }
 
-// Version is ratekv's version, reported by --version and INFO.
-const Version = "0.1.0"
-
-// RedisVersion is the Redis version whose behaviour ratekv follows; INFO
-// reports it as redis_version so that clients gating features on it work.
-const RedisVersion = "7.2.0"
-
 // New returns a server for store configured by cfg. Call Listen, then Serve.
 func New(store *shards.Store, cfg *config.Config, log *slog.Logger) *Server {
 	s := &Server{
+		Engine:    command.NewEngine(store, cfg, log),
 		store:     store,
 		cfg:       cfg,
 		log:       log,
-		start:     time.Now(),
 		conns:     make(map[int64]*Conn),
-		shutdowns: make(chan *ShutdownRequest, shutdownQueue),
+		shutdowns: make(chan *command.ShutdownRequest, shutdownQueue),
 		closed:    make(chan struct{}),
-		errStats:  make(map[string]int64),
 	}
-	s.applyConfig()
+	s.Engine.SetHost(host{s})
+	s.ApplyConfig()
 	for range runtime.GOMAXPROCS(0) {
 		s.writers = append(s.writers, newReplyWriter())
 	}
 	return s
 }
 
-// applyConfig refreshes the hot-path copies of mutable parameters. It runs
-// at start and after every CONFIG SET.
-func (s *Server) applyConfig() {
-	s.maxBulk.Store(s.cfg.Int("proto-max-bulk-len"))
-	s.queryLimit.Store(s.cfg.Int("client-query-buffer-limit"))
+// ApplyConfig refreshes the runtime's hot-path copies of mutable
+// parameters. It runs at start and after every CONFIG SET.
+func (s *Server) ApplyConfig() {
 	s.maxClients.Store(s.cfg.Int("maxclients"))
 	if t := s.cfg.Int("timeout"); s.idleTimeout.Swap(t) != t {
 		s.retime(t)
 	}
 	s.batchReplies.Store(s.cfg.Get("batch-replies") == "yes")
 	s.prefetch.Store(map[string]int32{"no": prefetchNo, "auto": prefetchAuto, "yes": prefetchYes}[s.cfg.Get("prefetch-batch")])
-	pw := s.cfg.Get("requirepass")
-	s.password.Store(&pw)
-	// Process-wide: the sorted-set code reads them on every insertion.
-	shards.SetZSetLimits(s.cfg.Int("zset-max-listpack-entries"), s.cfg.Int("zset-max-listpack-value"))
 }
 
 // retime moves the deadlines of the goroutine-per-connection clients to
@@ -119,7 +98,7 @@ func (s *Server) retime(t int64) {
 		}
 		var by time.Time
 		if t > 0 {
-			by = time.UnixMilli(c.lastSeen.Load()).Add(time.Duration(t) * time.Second)
+			by = time.UnixMilli(c.LastSeen.Load()).Add(time.Duration(t) * time.Second)
 		}
 		c.nc.SetDeadline(by)
 	}
@@ -169,7 +148,7 @@ func (s *Server) Serve() error {
 			})
 		}
 	}
-	go s.sampleStats()
+	go s.SampleStats()
 	errc := make(chan error, len(s.listeners))
 	for _, ln := range s.listeners {
 		go func(ln net.Listener) { errc <- s.accept(ln) }(ln)
@@ -231,19 +210,8 @@ func (s *Server) startConn(nc net.Conn) {
 		tc.SetKeepAlive(true)
 		tc.SetKeepAlivePeriod(300 * time.Second)
 	}
-	c := &Conn{
-		srv:     s,
-		nc:      nc,
-		id:      s.nextID.Add(1),
-		addr:    nc.RemoteAddr().String(),
-		laddr:   nc.LocalAddr().String(),
-		created: time.Now(),
-		buf:     make([]byte, defaultReadBytes),
-		proto:   2,
-		fd:      -1,
-	}
-	c.authed = *s.password.Load() == ""
-	c.lastSeen.Store(c.created.UnixMilli())
+	c := &Conn{srv: s, nc: nc, buf: make([]byte, defaultReadBytes), fd: -1}
+	s.InitClient(&c.Client, c, s.nextID.Add(1), nc.RemoteAddr().String(), nc.LocalAddr().String())
 	s.mu.Lock()
 	if s.closing.Load() {
 		s.mu.Unlock()
@@ -254,14 +222,14 @@ func (s *Server) startConn(nc net.Conn) {
 		s.mu.Unlock()
 		s.rejectedConns.Add(1)
 		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-" + errMaxClients + "\r\n"))
+		nc.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
 		nc.Close()
 		return
 	}
 	if len(s.loops) > 0 {
-		s.loops[int(c.id)%len(s.loops)].claim(c, nc)
+		s.loops[int(c.ID)%len(s.loops)].claim(c, nc)
 	}
-	s.conns[c.id] = c
+	s.conns[c.ID] = c
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.totalConns.Add(1)
@@ -274,7 +242,7 @@ func (s *Server) startConn(nc net.Conn) {
 	if sc, ok := nc.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
 			c.raw = rc
-			c.writer = s.writers[int(c.id)%len(s.writers)]
+			c.writer = s.writers[int(c.ID)%len(s.writers)]
 			c.wrote = make(chan int, 1)
 		}
 	}
@@ -283,8 +251,8 @@ func (s *Server) startConn(nc net.Conn) {
 
 func (s *Server) removeConn(c *Conn) {
 	s.mu.Lock()
-	if _, ok := s.conns[c.id]; ok {
-		delete(s.conns, c.id)
+	if _, ok := s.conns[c.ID]; ok {
+		delete(s.conns, c.ID)
 		s.wg.Done()
 	}
 	s.mu.Unlock()
@@ -353,20 +321,3 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
-
-// countError records an error reply under its first word (errorstats).
-func (s *Server) countError(msg string) {
-	prefix := msg
-	if i := strings.IndexByte(msg, ' '); i > 0 {
-		prefix = msg[:i]
-	}
-	s.totalErrors.Add(1)
-	s.errMu.Lock()
-	if len(s.errStats) < 128 || s.errStats[prefix] > 0 {
-		s.errStats[prefix]++
-	}
-	s.errMu.Unlock()
-}
-
-// Store returns the keyspace the server runs on.
-func (s *Server) Store() *shards.Store { return s.store }

@@ -3,6 +3,8 @@ package server
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/ratekv/ratekv/command"
 )
 
 // Shutting down, as Redis does it: the final save happens while the
@@ -19,56 +21,21 @@ import (
 // "-ERR Errors trying to SHUTDOWN. Check logs." and its connection goes
 // on with the requests it sent after SHUTDOWN.
 
-// ShutdownRequest is one SHUTDOWN command waiting for its outcome.
-type ShutdownRequest struct {
-	// Save is what the request asked about the final snapshot: 0 as
-	// configured, -1 NOSAVE, 1 SAVE.
-	Save int
-	// Force asks to exit even when the final save fails.
-	Force bool
-
-	conn *Conn
-	done chan struct{} // closed by Refuse
-}
-
-// Refuse answers the request with Redis's error and lets its connection
-// run the requests it sent after SHUTDOWN. Call it after Resume.
-func (r *ShutdownRequest) Refuse() {
-	close(r.done)
-	r.conn.poke()
-}
-
 // shutdownQueue bounds the SHUTDOWN requests waiting for main; a request
 // beyond it is refused at once.
 const shutdownQueue = 64
 
 // Shutdowns delivers the SHUTDOWN requests, in the order they came.
-func (s *Server) Shutdowns() <-chan *ShutdownRequest { return s.shutdowns }
+func (s *Server) Shutdowns() <-chan *command.ShutdownRequest { return s.shutdowns }
 
 // requestShutdown hands r to main, or reports false when too many wait.
-func (s *Server) requestShutdown(r *ShutdownRequest) bool {
+func (s *Server) requestShutdown(r *command.ShutdownRequest) bool {
 	select {
 	case s.shutdowns <- r:
 		return true
 	default:
 		return false
 	}
-}
-
-// shutdownOutcome is runBuffered's check for a connection waiting for its
-// SHUTDOWN: false while main has not decided (the connection runs nothing
-// more); once refused, it writes the error and clears the wait. A
-// connection whose SHUTDOWN succeeds is closed with the server.
-func (c *Conn) shutdownOutcome() bool {
-	r := c.shutReq
-	select {
-	case <-r.done:
-	default:
-		return false
-	}
-	c.shutReq = nil
-	c.WriteError(errShutdownFailed)
-	return true
 }
 
 // pauseState is one Pause: resume is closed when it ends.

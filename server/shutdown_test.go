@@ -14,13 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/resp"
 	"github.com/ratekv/ratekv/shards"
 	"github.com/stretchr/testify/require"
 )
 
 // nextShutdown returns the SHUTDOWN request main would receive.
-func nextShutdown(t *testing.T, ts *testServer) *ShutdownRequest {
+func nextShutdown(t *testing.T, ts *testServer) *command.ShutdownRequest {
 	t.Helper()
 	select {
 	case r := <-ts.srv.Shutdowns():
@@ -90,7 +92,7 @@ func TestShutdownRefused(t *testing.T) {
 			ts.srv.Pause()
 			ts.srv.Resume()
 			req.Refuse()
-			require.Equal(t, "-"+errShutdownFailed+"\r\n", r.reply())
+			require.Equal(t, "-"+"ERR Errors trying to SHUTDOWN. Check logs."+"\r\n", r.reply())
 			require.Equal(t, "+OK\r\n", r.reply())
 			require.Equal(t, "$1\r\n1\r\n", r.do("GET", "after"))
 
@@ -120,10 +122,10 @@ func TestShutdownRefused(t *testing.T) {
 func TestShutdownQueueFull(t *testing.T) {
 	ts := newTestServer(t)
 	for range shutdownQueue {
-		ts.srv.shutdowns <- &ShutdownRequest{done: make(chan struct{})}
+		ts.srv.shutdowns <- &command.ShutdownRequest{}
 	}
 	r := ts.raw(t)
-	require.Equal(t, "-"+errShutdownFailed+"\r\n", r.do("SHUTDOWN"))
+	require.Equal(t, "-"+"ERR Errors trying to SHUTDOWN. Check logs."+"\r\n", r.do("SHUTDOWN"))
 	require.Equal(t, "+PONG\r\n", r.do("PING"))
 }
 
@@ -421,7 +423,7 @@ func TestShutdownWaiterQueryLimit(t *testing.T) {
 			require.False(t, errors.As(err, &ne) && ne.Timeout(), "the connection closes; got %q", got)
 			require.NotContains(t, string(got), "+OK")
 			if mode == "no" {
-				require.Contains(t, string(got), "-"+errQueryBufLimit+"\r\n")
+				require.Contains(t, string(got), "-"+resp.ErrQueryBufLimit+"\r\n")
 			}
 			require.Equal(t, "$-1\r\n", ts.raw(t).do("GET", "big"), "a write over the query limit ran")
 		})

@@ -4,14 +4,6 @@ package server
 
 import "errors"
 
-func readCPUTimes() cpuTimes {
-	var t cpuTimes
-	if user, sys, ok := processTimes(); ok {
-		t.user, t.sys = user.Seconds(), sys.Seconds()
-	}
-	return t // children: ratekv starts none
-}
-
 var errNoRawWrite = errors.New("no raw socket writes on this system")
 
 // writeFD is only implemented on Unix; elsewhere writeNow writes nothing

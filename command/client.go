@@ -1,0 +1,567 @@
+package command
+
+import (
+	"bytes"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratekv/ratekv/shards"
+)
+
+// Client is the command layer's state of one client connection: what the
+// dispatcher, the handlers and the journal keep between commands. The
+// network runtime (package server) owns the connection, feeds requests to
+// Run and writes Out. Its fields are owned by the goroutine serving the
+// connection, except those other clients read for CLIENT LIST (guarded by
+// mu or atomic).
+type Client struct {
+	eng *Engine
+	// Peer is the connection, for CLIENT KILL and CLIENT LIST; set by the
+	// runtime before the first request.
+	Peer      Peer
+	ID        int64
+	Addr      string
+	LocalAddr string
+	Created   time.Time
+
+	// Out holds the replies not yet written; the runtime writes and
+	// empties it.
+	Out []byte
+
+	proto int // 2 or 3
+	// Authed says the client passed AUTH (or no password is set); the
+	// runtime applies the tighter protocol limits of Redis until it has.
+	Authed bool
+
+	// Per-command state set by the dispatcher.
+	now       int64 // clock reading for this command (Unix ns)
+	nowMs     int64
+	cmdFailed bool
+	held      []int // shard indexes locked for this command, ascending
+	heldAll   bool
+	inExec    bool // running EXEC's queued commands: shards already locked
+	keyBuf    []int
+
+	names nameCache // the command names this connection sent last (see Lookup)
+
+	timing      *Command // command whose duration is being measured
+	timingStart int64
+
+	// Command statistics are gathered per connection and added to the
+	// shared atomics once per run of the same command (in practice once
+	// per pipeline batch): an atomic add on a counter every connection
+	// shares costs more than a GET when several cores contend for it.
+	statCmd   *Command
+	statCalls int64
+	statNs    int64
+	batchCmds int64
+
+	tx       txState
+	watching []watchedKey
+	// watchSet indexes watching by key once it holds more than
+	// watchScanMax keys (nil before), so that WATCH finds a key it
+	// already watches without comparing it with every other.
+	watchSet map[string]struct{}
+
+	// CloseAfter says the connection closes once the current batch's
+	// replies are written (QUIT, CLIENT KILL of itself, a handler's panic).
+	CloseAfter bool
+
+	// Shutdown is this client's SHUTDOWN, waiting for main's outcome: the
+	// runtime runs nothing more of the client's until it is decided (see
+	// ShutdownOutcome).
+	Shutdown *ShutdownRequest
+
+	// Journaled is how far the current batch journaled; the runtime
+	// settles it before the batch's replies leave (see SyncJournal).
+	Journaled Mark
+	// The journal the running write command loaded (nil: it logs nothing;
+	// see call), and reusable buffers for building records.
+	jcur      *JournalRef
+	recBuf    []byte
+	valBuf    []byte
+	replaying bool // replaying the log at start-up: journal nothing
+	grouping  bool // collecting a multi-key command's records into one append (journalEffects)
+	// req is the request being run as it arrived, when it arrived as a
+	// RESP array; nil otherwise. See rawRecord.
+	req []byte
+
+	// written is the entry a single-key write command left its key as,
+	// when the handler says so (noteWritten); the journal's image of the
+	// key then needs no second lookup. Reset before every command.
+	written *shards.Entry
+	// freshBefore is the journal's shards.Store.Fresh count of the held
+	// shards before a command logged as sent ran (see journalEffects).
+	freshBefore uint64
+
+	mu      sync.Mutex // guards name, libName, libVer, and proto's writes (its owner reads it without)
+	name    string
+	libName string
+	libVer  string
+
+	lastCmd atomic.Pointer[Command]
+	// LastSeen is the Unix ms of the last command (CLIENT LIST's idle, the
+	// runtime's idle timeout).
+	LastSeen atomic.Int64
+}
+
+// Peer is the connection a Client talks through, as the command layer
+// needs it.
+type Peer interface {
+	// Kill closes the connection of another client (CLIENT KILL).
+	Kill()
+	// Wake has the runtime run what the client has buffered (a SHUTDOWN
+	// refused).
+	Wake()
+	// Buffers returns the bytes read and not yet run, and the size of the
+	// read buffer (CLIENT LIST's qbuf and rbs).
+	Buffers() (query, read int64)
+}
+
+// InitClient makes c, a zero Client, the state of a new connection from
+// addr to laddr through peer: speaking RESP2, authenticated when no
+// password is set. (A Client is set up in place so that the runtime can
+// embed it in its connection, without a pointer to follow per command.)
+func (e *Engine) InitClient(c *Client, peer Peer, id int64, addr, laddr string) {
+	c.eng, c.Peer, c.ID, c.Addr, c.LocalAddr = e, peer, id, addr, laddr
+	c.Created, c.proto = time.Now(), 2
+	c.Authed = *e.password.Load() == ""
+	c.LastSeen.Store(c.Created.UnixMilli())
+}
+
+// shrinkAt: buffers grown past this for a large request are released when
+// the request is done.
+const shrinkAt = 256 * 1024
+
+// maxReplyBytes bounds the reply of one MGET, and of one EXEC: a few bytes
+// of request can ask for one value many times over (MGET naming a 512 MB
+// key a million times, a transaction of GETs of it), and such a reply is
+// built in memory before its first byte leaves, which the flushes between
+// a pipeline's commands (flushAt) cannot bound. Redis streams it into the
+// client's output buffer, which client-output-buffer-limit (by default
+// none for normal clients) may cut off. A variable so that a test can
+// lower it.
+var maxReplyBytes = 512 << 20
+
+// Run checks and runs (or queues) one request: cmd is args[0]'s command
+// (Lookup; nil when unknown), raw the request as it arrived when it
+// arrived as a RESP array, nil otherwise (see rawRecord). args alias the
+// runtime's read buffer for the duration of the call.
+func (c *Client) Run(cmd *Command, args [][]byte, raw []byte) {
+	c.req = raw
+	c.dispatchCmd(cmd, args)
+	c.req = nil
+}
+
+// EndBatch ends a batch of requests, before its replies are written: it
+// settles the last command's timing, publishes the batch's statistics and
+// lets go of record buffers a big value grew (ten idle clients that had
+// each dumped a 50 MB key would otherwise hold 500 MB).
+func (c *Client) EndBatch() {
+	if c.timing != nil {
+		c.settle(c.eng.store.Now())
+	}
+	c.flushStats()
+	if cap(c.recBuf) > shrinkAt {
+		c.recBuf = nil
+	}
+	if cap(c.valBuf) > shrinkAt {
+		c.valBuf = nil
+	}
+}
+
+// dispatchCmd runs a request whose command has been looked up
+// (nil: unknown).
+func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
+	if cmd == nil {
+		c.flagTx()
+		c.WriteError(unknownCommand(args))
+		return
+	}
+	if !cmd.arityOK(len(args)) {
+		c.flagTx()
+		cmd.rejected.Add(1)
+		if cmd.Name != "exec" {
+			c.WriteError(fmt.Sprintf(errWrongArgs, cmd.Name))
+			return
+		}
+		// EXEC refused discards the transaction, as Redis's
+		// execCommandAbort does, instead of leaving it open.
+		c.tx.reset()
+		c.unwatchAll()
+		c.WriteError(errExecAbortBecause + strings.TrimPrefix(fmt.Sprintf(errWrongArgs, cmd.Name), "ERR "))
+		return
+	}
+	if cmd.subs != nil && len(args) > 1 {
+		// A container's subcommand is checked as the command is (and
+		// before AUTH), so that MULTI refuses it instead of queuing it.
+		if sub, msg := cmd.subcommand(args); msg != "" {
+			c.flagTx()
+			if sub != nil { // commandstats counts a subcommand's calls on its container
+				cmd.rejected.Add(1)
+			}
+			c.WriteError(msg)
+			return
+		}
+	}
+	if !c.Authed && cmd.Flags&FlagNoAuth == 0 {
+		c.flagTx()
+		cmd.rejected.Add(1)
+		if cmd.Name == "exec" {
+			// As Redis's rejectCommand: EXEC refused is execCommandAbort.
+			c.WriteError(errExecAbortBecause + errNoAuth)
+			return
+		}
+		c.WriteError(errNoAuth)
+		return
+	}
+	if c.tx.active && cmd.Flags&FlagTxControl == 0 {
+		if cmd.Flags&FlagNoMulti != 0 {
+			c.flagTx()
+			cmd.rejected.Add(1)
+			c.WriteError(errNotInMulti)
+			return
+		}
+		// Refused while the disk fails before it is queued, as in
+		// Redis (processCommand checks the disk before queueing):
+		// EXEC then discards the transaction for previous errors.
+		// EXEC checks again, for a disk that failed after queueing.
+		if cmd.Flags&(FlagWrite|FlagDiskSignal) != 0 && !c.replaying {
+			if msg := c.diskError(); msg != "" {
+				c.flagTx()
+				cmd.rejected.Add(1)
+				c.WriteError(msg)
+				return
+			}
+		}
+		c.queue(cmd, args)
+		return
+	}
+	c.call(cmd, args)
+}
+
+// Lookup is lookupCommand behind the connection's small cache of the
+// names it sent last, byte for byte as the client spelled them: a client
+// repeats a few commands (one for a pipeline of CL.THROTTLE, six for the
+// MULTI sliding-log recipe), and comparing a name is cheaper than
+// lower-casing and hashing it for the table (the map lookup and hash were
+// 2.5 % of CL.THROTTLE's server profile at pipeline 32, 4.2 % of the
+// recipe's).
+func (c *Client) Lookup(name []byte) *Command {
+	if cmd := c.names.get(name); cmd != nil {
+		return cmd
+	}
+	cmd := lookupCommand(name)
+	if cmd != nil {
+		c.names.put(name, cmd)
+	}
+	return cmd
+}
+
+// nameCache maps up to eight command names, as sent, to their commands.
+// Lookups scan from the slot of the last hit, so a repeated command hits
+// at once and a repeated sequence (filled in its order) on the next slot.
+type nameCache struct {
+	names [8][24]byte
+	lens  [8]uint8
+	cmds  [8]*Command
+	last  uint8 // slot of the last hit
+	next  uint8 // slot the next miss fills
+}
+
+func (nc *nameCache) get(name []byte) *Command {
+	i := nc.last
+	for range len(nc.cmds) {
+		if int(nc.lens[i]) == len(name) && nc.cmds[i] != nil && string(nc.names[i][:len(name)]) == string(name) {
+			nc.last = i
+			return nc.cmds[i]
+		}
+		i = (i + 1) % uint8(len(nc.cmds))
+	}
+	return nil
+}
+
+func (nc *nameCache) put(name []byte, cmd *Command) {
+	if len(name) > len(nc.names[0]) {
+		return
+	}
+	i := nc.next
+	nc.next = (i + 1) % uint8(len(nc.cmds))
+	nc.lens[i] = uint8(copy(nc.names[i][:], name))
+	nc.cmds[i] = cmd
+	nc.last = i
+}
+
+// call runs cmd with its shards locked, and accounts for it.
+//
+// The clock is read once per command (time.Now costs ~50-100 ns on this
+// kind of VM, more than a GET): that reading is the command's time and
+// also ends the timing of the previous command of the batch (settle); the
+// batch's last command is settled by one more reading when the batch ends.
+func (c *Client) call(cmd *Command, args [][]byte) {
+	if !c.inExec {
+		c.now = c.eng.store.Now()
+		if c.replaying {
+			c.now = 0 // see Replay: no key is expired while the log loads
+		}
+		c.nowMs = c.now / 1e6
+		c.settle(c.now)
+		c.timing, c.timingStart = cmd, c.now
+	}
+	if cmd != c.statCmd {
+		c.flushCmdStats()
+		c.statCmd, c.statNs = cmd, 0
+	}
+	c.cmdFailed = false
+	if cmd.Flags&(FlagWrite|FlagDiskSignal) != 0 && !c.replaying && !c.inExec { // EXEC checks once for all its commands
+		if msg := c.diskError(); msg != "" {
+			c.WriteError(msg)
+			cmd.rejected.Add(1)
+			return
+		}
+	}
+	c.lock(cmd, args)
+	// The journal is loaded with the shards locked, and kept to the end
+	// of the command: see journal.go on switching appendonly.
+	c.jcur = nil
+	if cmd.Flags&FlagWrite != 0 && !c.replaying {
+		c.jcur = c.eng.jr.Load()
+	}
+	journal := c.jcur != nil
+	var before uint64
+	if journal {
+		before = c.changeCount()
+		c.written = nil
+		if cmd.Persist == PersistVerbatim {
+			c.freshBefore = c.freshCount()
+		}
+	}
+	func() {
+		defer c.recoverPanic(cmd)
+		cmd.Handler(c, args)
+	}()
+	if journal && c.changeCount() != before {
+		c.journalEffects(cmd, args)
+	}
+	c.jcur = nil // as jref once settled: a detached log is not kept alive
+	c.unlock()
+	if cmd != c.statCmd {
+		// EXEC ran other commands, each counted already: this call is
+		// EXEC's, not the last of them.
+		c.flushCmdStats()
+		c.statCmd, c.statNs = cmd, 0
+	}
+	c.statCalls++
+	// total_commands_processed, as Redis's call(): once the command ran
+	// (INFO does not count itself), never for one refused before it ran
+	// (unknown, wrong arity, NOAUTH, MISCONF) or only queued in MULTI.
+	c.batchCmds++
+	if c.cmdFailed && !c.replaying {
+		// Counted once, on the command whose own reply failed: EXEC only
+		// for its own error, not a queued command's.
+		cmd.failed.Add(1)
+		c.cmdFailed = false
+	}
+}
+
+// diskError returns the MISCONF error that refuses writes while the disk
+// fails, or "": first a failed background save's (with save rules set and
+// stop-writes-on-bgsave-error yes), then the append-only file's, in
+// Redis's order (writeCommandsDeniedByDiskError).
+func (c *Client) diskError() string {
+	if p := c.eng.persist; p != nil && p.BgsaveErr() != nil {
+		return errBgsaveDisk
+	}
+	if j := c.eng.jr.Load(); j != nil {
+		if err := j.j.Err(); err != nil {
+			return sprintf(errReadOnlyDisk, err.Error())
+		}
+	}
+	return ""
+}
+
+// noteWritten tells the journal that e is now the live entry of the
+// command's only key (see Conn.written).
+func (c *Client) noteWritten(e *shards.Entry) {
+	if c.jcur != nil {
+		c.written = e
+	}
+}
+
+// settle charges the time since the pending command started to it.
+func (c *Client) settle(now int64) {
+	if c.timing != nil {
+		if d := now - c.timingStart; d > 0 && c.timing == c.statCmd {
+			c.statNs += d
+		}
+		c.timing = nil
+	}
+}
+
+// flushCmdStats adds the pending calls and time of statCmd to its shared
+// counters.
+//
+// The log's replay at start-up publishes nothing: as in Redis, which runs
+// the records it loads outside call(), INFO commandstats starts empty.
+func (c *Client) flushCmdStats() {
+	if c.replaying {
+		c.statCalls, c.statNs = 0, 0
+		return
+	}
+	if cmd := c.statCmd; cmd != nil && (c.statCalls != 0 || c.statNs != 0) {
+		cmd.calls.Add(c.statCalls)
+		cmd.usec.Add(c.statNs / 1000)
+		c.statCalls, c.statNs = 0, c.statNs%1000
+	}
+}
+
+// flushStats publishes the connection's pending statistics: at the end of
+// every batch, and before INFO reads them.
+func (c *Client) flushStats() {
+	c.flushCmdStats()
+	if c.batchCmds != 0 {
+		c.eng.totalCommands.Add(c.batchCmds)
+		c.batchCmds = 0
+	}
+	if c.statCmd != nil {
+		c.lastCmd.Store(c.statCmd)
+		c.LastSeen.Store(c.nowMs)
+	}
+}
+
+// recoverPanic is the last line of defence: a panic inside a handler is
+// logged with its stack, answered with an error, and the connection closed.
+// The server keeps serving everyone else.
+func (c *Client) recoverPanic(cmd *Command) {
+	if r := recover(); r != nil {
+		c.eng.log.Error("panic in command handler", "cmd", cmd.Name, "id", c.ID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		c.WriteError(fmt.Sprintf(errPanic, cmd.Name))
+		c.CloseAfter = true
+	}
+}
+
+// lock locks the shards cmd touches, in ascending order. Inside EXEC the
+// shards are already held.
+func (c *Client) lock(cmd *Command, args [][]byte) {
+	if c.inExec {
+		return
+	}
+	st := c.eng.store
+	if cmd.Flags&FlagAllShards != 0 {
+		st.LockAll()
+		c.heldAll = true
+		return
+	}
+	idx := cmd.keyIndexes(args, c.keyBuf[:0])
+	c.keyBuf = idx
+	held := c.held[:0]
+	for _, i := range idx {
+		held = shards.AddLockOrder(held, st.ShardIndex(args[i]))
+	}
+	for _, s := range held {
+		st.Lock(s)
+	}
+	c.held = held
+}
+
+// keyShard returns the shard of key, one of the keys of the running
+// command, for the store's "In" methods (see shards.Store.Shard): the
+// shard lock found it, so when the command (or the transaction) holds a
+// single shard, every key it names lives there and the key need not be
+// hashed again.
+func (c *Client) keyShard(key []byte) *shards.Shard {
+	st := c.eng.store
+	if len(c.held) == 1 && !c.heldAll {
+		return st.Shard(c.held[0])
+	}
+	return st.Shard(st.ShardIndex(key))
+}
+
+func (c *Client) unlock() {
+	if c.inExec {
+		return
+	}
+	st := c.eng.store
+	if c.heldAll {
+		st.UnlockAll()
+		c.heldAll = false
+		return
+	}
+	for i := len(c.held) - 1; i >= 0; i-- {
+		st.Unlock(c.held[i])
+	}
+	c.held = c.held[:0]
+}
+
+// unknownCommand formats Redis's unknown-command error, quoting up to the
+// first few arguments as Redis does (each as '%.128s', joined by spaces,
+// with a trailing space).
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	for _, a := range args[1:] {
+		if b.Len() >= 128 {
+			break
+		}
+		a = cstr(a)
+		if room := 128 - b.Len(); len(a) > room {
+			a = a[:room]
+		}
+		b.WriteByte('\'')
+		b.Write(sanitizeErr(a))
+		b.WriteString("' ")
+	}
+	name := cstr(args[0])
+	if len(name) > 128 {
+		name = name[:128]
+	}
+	return fmt.Sprintf(errUnknownCommand, sanitizeErr(name), b.String())
+}
+
+// errArg is an argument as Redis prints it into an error with %s: a C
+// string, which ends at its first NUL byte, with CR and LF made spaces
+// (sanitizeErr). Errors that redis-cell formats (Rust strings) keep the
+// whole argument and use sanitizeErr alone.
+func errArg(b []byte) []byte { return sanitizeErr(cstr(b)) }
+
+// sanitizeErr replaces CR and LF, which would break an error line.
+func sanitizeErr(b []byte) []byte {
+	if bytes.IndexByte(b, '\r') < 0 && bytes.IndexByte(b, '\n') < 0 {
+		return b
+	}
+	b = bytes.ReplaceAll(b, []byte("\r"), []byte(" "))
+	return bytes.ReplaceAll(b, []byte("\n"), []byte(" "))
+}
+
+// sprintf is fmt.Sprintf, short for error formatting.
+func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+
+// Name returns the client's name (CLIENT SETNAME).
+func (c *Client) Name() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.name
+}
+
+// ResetOut empties the reply buffer once it has been written, dropping it
+// when a big reply grew it.
+func (c *Client) ResetOut() {
+	if cap(c.Out) > shrinkAt {
+		c.Out = nil
+	} else {
+		c.Out = c.Out[:0]
+	}
+}
+
+// InMulti reports whether the client has a transaction open (MULTI).
+func (c *Client) InMulti() bool { return c.tx.active }
+
+// Close releases what the client holds in the command layer (its
+// WATCHes); the runtime calls it once the connection is closed.
+func (c *Client) Close() { c.unwatchAll() }
+
+// Proto is the protocol the client speaks, 2 or 3 (HELLO).
+func (c *Client) Proto() int { return c.proto }

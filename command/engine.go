@@ -1,0 +1,130 @@
+package command
+
+import (
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/persist"
+	"github.com/ratekv/ratekv/shards"
+)
+
+// Engine runs commands against a keyspace: the state the command table
+// shares between clients (the store, the configuration, the journal,
+// persistence and statistics). The network runtime that feeds it requests
+// is its Host. Create it with NewEngine; it is safe for concurrent use.
+type Engine struct {
+	store *shards.Store
+	cfg   *config.Config
+	log   *slog.Logger
+	start time.Time
+	host  Host
+
+	jr      atomic.Pointer[JournalRef] // nil: no append-only log; see SetJournal
+	persist *persist.Manager           // nil: no persistence (SAVE etc. refuse); see persist.go
+
+	// Hot-path copies of mutable config, refreshed by applyConfig.
+	maxBulk    atomic.Int64
+	queryLimit atomic.Int64
+	password   atomic.Pointer[string]
+
+	totalCommands atomic.Int64
+	errMu         sync.Mutex
+	errStats      map[string]int64
+	totalErrors   atomic.Int64
+	stats         serverStats // INFO's ids, memory peak and rate sampler (server.go)
+}
+
+// Host is what the command layer needs of the network runtime that runs
+// it (package server): its clients, its connection statistics, and the
+// way to main for SHUTDOWN.
+type Host interface {
+	// Clients returns the connected clients ordered by id.
+	Clients() []*Client
+	// RequestShutdown hands a SHUTDOWN to main; false when too many wait.
+	RequestShutdown(r *ShutdownRequest) bool
+	// ConnStats returns the runtime's counters for INFO.
+	ConnStats() ConnStats
+	// ResetStats zeroes the counters CONFIG RESETSTAT resets.
+	ResetStats()
+	// ApplyConfig refreshes the runtime's copies of mutable parameters
+	// after CONFIG SET.
+	ApplyConfig()
+	// Port is the port clients connect to.
+	Port() string
+	// Closing reports whether the runtime is shutting down.
+	Closing() bool
+}
+
+// ConnStats are the network runtime's counters INFO reports.
+type ConnStats struct {
+	Received, Rejected int64 // connections accepted, refused (maxclients)
+	NetIn, NetOut      int64 // bytes read and written
+}
+
+// Version is ratekv's version, reported by --version and INFO.
+const Version = "0.1.0"
+
+// RedisVersion is the Redis version whose behaviour ratekv follows; INFO
+// reports it as redis_version so that clients gating features on it work.
+const RedisVersion = "7.2.0"
+
+// NewEngine returns an engine for store configured by cfg; SetHost must
+// follow before any client runs a command.
+func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engine {
+	e := &Engine{
+		store:    store,
+		cfg:      cfg,
+		log:      log,
+		start:    time.Now(),
+		errStats: make(map[string]int64),
+	}
+	e.applyConfig()
+	return e
+}
+
+// SetHost attaches the network runtime.
+func (e *Engine) SetHost(h Host) { e.host = h }
+
+// Store returns the keyspace the engine runs on.
+func (e *Engine) Store() *shards.Store { return e.store }
+
+// MaxBulk is proto-max-bulk-len.
+func (e *Engine) MaxBulk() int64 { return e.maxBulk.Load() }
+
+// QueryLimit is client-query-buffer-limit.
+func (e *Engine) QueryLimit() int64 { return e.queryLimit.Load() }
+
+// TotalCommands is total_commands_processed.
+func (e *Engine) TotalCommands() int64 { return e.totalCommands.Load() }
+
+// applyConfig refreshes the hot-path copies of mutable parameters, the
+// engine's and its host's. It runs at start and after every CONFIG SET.
+func (e *Engine) applyConfig() {
+	e.maxBulk.Store(e.cfg.Int("proto-max-bulk-len"))
+	e.queryLimit.Store(e.cfg.Int("client-query-buffer-limit"))
+	pw := e.cfg.Get("requirepass")
+	e.password.Store(&pw)
+	// Process-wide: the sorted-set code reads them on every insertion.
+	shards.SetZSetLimits(e.cfg.Int("zset-max-listpack-entries"), e.cfg.Int("zset-max-listpack-value"))
+	if e.host != nil {
+		e.host.ApplyConfig()
+	}
+}
+
+// countError records an error reply under its first word (errorstats).
+func (e *Engine) countError(msg string) {
+	prefix := msg
+	if i := strings.IndexByte(msg, ' '); i > 0 {
+		prefix = msg[:i]
+	}
+	e.totalErrors.Add(1)
+	e.errMu.Lock()
+	if len(e.errStats) < 128 || e.errStats[prefix] > 0 {
+		e.errStats[prefix]++
+	}
+	e.errMu.Unlock()
+}

@@ -1,0 +1,122 @@
+package command
+
+// Every error text a client can see lives here, byte-equal to what Redis 7
+// (or redis-cell, for CL.THROTTLE) sends, without the leading '-'. Keeping
+// them in one place is what makes "byte-equal to Redis" checkable.
+const (
+	errSyntax         = "ERR syntax error"
+	errNotInt         = "ERR value is not an integer or out of range"
+	errNotFloat       = "ERR value is not a valid float"
+	errWrongType      = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errNoAuth         = "NOAUTH Authentication required."
+	errWrongPass      = "WRONGPASS invalid username-password pair or user is disabled."
+	errAuthNotSet     = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	errDBIndex        = "ERR DB index is out of range"
+	errSelectNotInt   = "ERR value is not an integer or out of range"
+	errOverflow       = "ERR increment or decrement would overflow"
+	errIncrFloatNaN   = "ERR increment would produce NaN or Infinity"
+	errNoSuchKey      = "ERR no such key"
+	errInvalidExpire  = "ERR invalid expire time in '%s' command"
+	errNestedMulti    = "ERR MULTI calls can not be nested"
+	errExecNoMulti    = "ERR EXEC without MULTI"
+	errDiscardNoMulti = "ERR DISCARD without MULTI"
+	errWatchInMulti   = "ERR WATCH inside MULTI is not allowed"
+	errExecAbort      = "EXECABORT Transaction discarded because of previous errors."
+	// errExecAbortBecause precedes the error that refused a whole
+	// transaction at EXEC (Redis's execCommandAbort).
+	errExecAbortBecause = "EXECABORT Transaction discarded because of: "
+	errUnknownCommand   = "ERR unknown command '%s', with args beginning with: %s"
+	errUnknownSubcmd    = "ERR unknown subcommand '%s'. Try %s HELP."
+	errWrongArgs        = "ERR wrong number of arguments for '%s' command"
+	errNoProto          = "NOPROTO unsupported protocol version"
+	errStringTooLong    = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errGTLTNX           = "ERR GT, LT, and/or NX options at the same time are not compatible"
+	errNXXX             = "ERR NX and XX options at the same time are not compatible"
+	errCursor           = "ERR invalid cursor"
+	errTimeout          = "ERR timeout is not an integer or out of range"
+	errSameObject       = "ERR source and destination objects are the same"
+	errExpireNXCompat   = "ERR NX and XX, GT or LT options at the same time are not compatible"
+	errExpireGTLT       = "ERR GT and LT options at the same time are not compatible"
+	errUnsupportedOpt   = "ERR Unsupported option %s"
+	errOffsetRange      = "ERR offset is out of range"
+	errDecrOverflow     = "ERR decrement would overflow"
+	errClientName       = "ERR Client names cannot contain spaces, newlines or special characters."
+	errNoSuchClient     = "ERR No such client"
+	errConfigUnknown    = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
+	errConfigSet        = "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
+	errConfigImmutable  = "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config"
+	errPanic            = "ERR internal error while executing '%s' (the connection will be closed)"
+	errReadOnlyDisk     = "MISCONF Errors writing to the AOF file: %s"
+	errBgsaveDisk       = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+
+	// Server commands (cmd_server.go).
+	errConfigDuplicate   = "duplicate parameter"                       // the reason in errConfigSet
+	errAOFStart          = "Unable to turn on AOF. Check server logs." // the reason in errConfigSet, Redis's (config.c updateAppendonly)
+	errGetkeysInvalidCmd = "ERR Invalid command specified"
+	errGetkeysNoKeys     = "ERR The command has no key arguments"
+	errGetkeysArity      = "ERR Invalid number of arguments specified for command"
+	errGetkeysInvalid    = "ERR Invalid arguments specified for command"
+	errNoShutdown        = "ERR No shutdown in progress."
+	errNotInMulti        = "ERR Command not allowed inside a transaction"
+	errShutdownFailed    = "ERR Errors trying to SHUTDOWN. Check logs."
+	errClusterDisabled   = "ERR This instance has cluster support disabled"
+
+	// Persistence (cmd_persist.go). errSaveFailed is Redis's bare shared.err.
+	errBusyKey           = "BUSYKEY Target key name already exists."
+	errRestoreTTL        = "ERR Invalid TTL value, must be >= 0"
+	errRestoreIdle       = "ERR Invalid IDLETIME value, must be >= 0"
+	errRestoreFreq       = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+	errDumpPayload       = "ERR DUMP payload version or checksum are wrong"
+	errBadDataFormat     = "ERR Bad data format"
+	errBgsaveInProgress  = "ERR Background save already in progress"
+	errBgsaveDuringAOF   = "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible."
+	errRewriteInProgress = "ERR Background append only file rewriting already in progress"
+	errRewriteFailed     = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
+	errSaveFailed        = "ERR"
+	errNoPersistence     = "ERR persistence is not configured on this server"
+	// ratekv's: Redis schedules the switch instead (see Conn.setAppendOnly).
+	errAppendonlyInMulti = "ERR CONFIG SET appendonly cannot switch the append-only file inside a transaction"
+	// Log-only records (cmd_record.go): only a damaged log shows them.
+	errSetIntPayload  = "ERR SETINT payload must be %d bytes, got %d"
+	errSetIntDeadline = "ERR SETINT deadline %d is negative"
+
+	// Connection commands.
+	errHelloProto   = "ERR Protocol version is not an integer or out of range"
+	errHelloOption  = "ERR Syntax error in HELLO option '%s'"
+	errHelloNoAuth  = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	errClientOption = "ERR Unrecognized option '%s'"
+	errClientAttr   = "ERR %s cannot contain spaces, newlines or special characters."
+	errClientType   = "ERR Unknown client type '%s'"
+	errNoSuchUser   = "ERR No such user '%s'"
+	errRandTooBig   = "ERR ZRANDMEMBER reply too large (over %d MB): ask for fewer members"
+	errMgetTooBig   = "ERR MGET reply too large (over %d MB): ask for fewer keys"
+	errExecTooBig   = "ERR EXEC reply too large (over %d MB): the transaction ran, its replies are dropped"
+	errClientID     = "ERR Invalid client ID"
+	errClientIDKill = "ERR client-id should be greater than 0"
+
+	// CL.THROTTLE family: redis-cell's texts (module errors carry no ERR
+	// prefix), plus ratekv's own for inputs redis-cell would wrap on.
+	errCellUsage     = "Cell error: Store error: Usage: %s <key> <max_burst> <count per period> <period> [<quantity>]"
+	errCellParseInt  = "Cell error: Store error: Couldn't parse as integer: %s"
+	errCellZeroRate  = "Cell error: Store error: Zero rates are not supported"
+	errCellBadTAT    = "Cell error: invalid digit found in string"
+	errCellNegative  = "ERR max_burst, count and period must not be negative"
+	errCellAllUsage  = "ERR syntax error, usage: CL.THROTTLEALL numlimits key max_burst count period [key max_burst count period ...] [QUANTITY quantity]"
+	errCellNumLimits = "ERR numlimits must be a positive integer"
+
+	// Sorted sets (src/t_zset.c, and object.c's range checks).
+	errZaddNXXX     = "ERR XX and NX options at the same time are not compatible"
+	errZaddIncrPair = "ERR INCR option supports a single increment-element pair"
+	errZsetNaN      = "ERR resulting score is not a number (NaN)"
+	errMinMaxFloat  = "ERR min or max is not a float"
+	errMinMaxLex    = "ERR min or max not valid string range item"
+	errZrangeLimit  = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+	errZrangeLexWS  = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+	errMustPositive = "ERR value is out of range, must be positive"
+	errLongBetween  = "ERR value is out of range, value must between %d and %d"
+	errValueRange   = "ERR value is out of range"
+	errWindowArg    = "ERR %s must be an integer between %d and %d" // SL.THROTTLE, SW.THROTTLE
+
+	// Protocol errors: the client is told, then disconnected.
+	errMultiQueueLimit = "ERR the MULTI queue exceeds client-query-buffer-limit (%d bytes); closing connection"
+)

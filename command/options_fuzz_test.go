@@ -1,0 +1,262 @@
+package command
+
+import (
+	"bytes"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ratekv/ratekv/internal/redisnum"
+)
+
+// Fuzz tests for the argument parsers of the keyspace and string commands.
+// Each checks the parser against a restatement of Redis's rules written
+// independently of it, or against invariants every accepted input must
+// satisfy. Run one with, e.g.:
+//
+//	go test ./resp/ -run XXX -fuzz FuzzParseSetOptions -fuzztime 30s
+
+// fuzzArgs splits a fuzz input into arguments at spaces.
+func fuzzArgs(s string) [][]byte {
+	if s == "" {
+		return nil
+	}
+	return bs(strings.Split(s, " ")...)
+}
+
+func FuzzParseExpireFlags(f *testing.F) {
+	for _, s := range []string{"", "NX", "nx XX", "GT LT", "gt gt", "xx lt", "foo", "NX foo", "lt\x00x", "bar\r\nx NX"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		words := fuzzArgs(s)
+		have, msg := parseExpireFlags(words)
+		// Model: every word must be one of four options; the first that
+		// is not is reported; NX excludes the rest and GT excludes LT.
+		var want expireFlags
+		for _, w := range words {
+			switch strings.ToLower(string(cstr(w))) {
+			case "nx":
+				want |= expireNX
+			case "xx":
+				want |= expireXX
+			case "gt":
+				want |= expireGT
+			case "lt":
+				want |= expireLT
+			default:
+				wantMsg := "ERR Unsupported option " + string(sanitizeErr(cstr(w)))
+				if msg != wantMsg {
+					t.Fatalf("%q: have %q, want %q", s, msg, wantMsg)
+				}
+				return
+			}
+		}
+		wantMsg := ""
+		switch {
+		case want&expireNX != 0 && want != expireNX:
+			wantMsg = errExpireNXCompat
+		case want&expireGT != 0 && want&expireLT != 0:
+			wantMsg = errExpireGTLT
+		}
+		if msg != wantMsg || (msg == "" && have != want) {
+			t.Fatalf("%q: have %b %q, want %b %q", s, have, msg, want, wantMsg)
+		}
+	})
+}
+
+func FuzzParseSetOptions(f *testing.F) {
+	for _, s := range []string{"", "NX", "XX GET", "nx xx", "EX 10", "EX 10 PX 10", "KEEPTTL", "EX 1 EX 2",
+		"PERSIST", "GET KEEPTTL NX", "EXAT", "pxat 5 keepttl", "nx\x00 get"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, getex bool) {
+		o, ok := parseSetOptions(fuzzArgs(s), getex)
+		if !ok {
+			if o.flags != 0 || o.expire != nil {
+				t.Fatalf("%q: rejected with state %+v", s, o)
+			}
+			return
+		}
+		fl := o.flags
+		switch {
+		case fl&setNX != 0 && fl&setXX != 0:
+			t.Fatalf("%q: NX and XX", s)
+		case bits.OnesCount16(uint16(fl&setExpireAny)) > 1:
+			t.Fatalf("%q: two expire options: %b", s, fl)
+		case fl&setKeepTTL != 0 && fl&(setExpireAny|setPersist) != 0:
+			t.Fatalf("%q: KEEPTTL with an expire option: %b", s, fl)
+		case fl&setPersist != 0 && (!getex || fl&setExpireAny != 0):
+			t.Fatalf("%q: PERSIST misplaced: %b", s, fl)
+		case getex && fl&(setNX|setXX|setGet|setKeepTTL) != 0:
+			t.Fatalf("%q: a SET option accepted by GETEX: %b", s, fl)
+		case (fl&setExpireAny != 0) != (o.expire != nil):
+			t.Fatalf("%q: expire flag %b with argument %q", s, fl, o.expire)
+		}
+		// The canonical spelling of what was parsed parses to the same.
+		var canon [][]byte
+		for _, opt := range []struct {
+			f    setFlags
+			name string
+		}{{setNX, "NX"}, {setXX, "XX"}, {setGet, "GET"}, {setKeepTTL, "KEEPTTL"}, {setPersist, "PERSIST"},
+			{setEX, "EX"}, {setPX, "PX"}, {setEXAT, "EXAT"}, {setPXAT, "PXAT"}} {
+			if fl&opt.f != 0 {
+				canon = append(canon, []byte(opt.name))
+				if opt.f&setExpireAny != 0 {
+					canon = append(canon, o.expire)
+				}
+			}
+		}
+		o2, ok2 := parseSetOptions(canon, getex)
+		if !ok2 || o2.flags != o.flags || !bytes.Equal(o2.expire, o.expire) {
+			t.Fatalf("%q: parsed %+v, canonical %q parses to %+v, %v", s, o, canon, o2, ok2)
+		}
+	})
+}
+
+func FuzzSetDeadline(f *testing.F) {
+	f.Add("10", uint8(0), int64(1_700_000_000_000))
+	f.Add("9223372036854775", uint8(0), int64(1))
+	f.Add("-1", uint8(3), int64(0))
+	f.Add("abc", uint8(1), int64(5))
+	f.Fuzz(func(t *testing.T, expire string, which uint8, nowMs int64) {
+		if nowMs < 0 {
+			nowMs = -nowMs
+		}
+		if nowMs < 0 {
+			nowMs = 0
+		}
+		flag := []setFlags{setEX, setPX, setEXAT, setPXAT}[which%4]
+		at, msg := setDeadline(setOpts{flags: flag, expire: []byte(expire)}, nowMs, "set")
+		n, isInt := redisnum.ParseInt([]byte(expire))
+		if !isInt {
+			if msg != errNotInt {
+				t.Fatalf("%q: have %q, want not-an-integer", expire, msg)
+			}
+			return
+		}
+		// Model in 128-bit arithmetic: scale, add the clock for relative
+		// options; valid when positive and within int64.
+		unit := int64(1)
+		if flag == setEX || flag == setEXAT {
+			unit = 1000
+		}
+		base := int64(0)
+		if flag == setEX || flag == setPX {
+			base = nowMs
+		}
+		hi, lo := bits.Mul64(uint64(n), uint64(unit))
+		valid := n > 0 && hi == 0 && lo <= math.MaxInt64
+		if valid {
+			sum, carry := bits.Add64(lo, uint64(base), 0)
+			valid = carry == 0 && sum <= math.MaxInt64
+			if valid && at != int64(sum) {
+				t.Fatalf("%q %b now %d: have %d, want %d", expire, flag, nowMs, at, sum)
+			}
+		}
+		if valid != (msg == "") {
+			t.Fatalf("%q %b now %d: have %d %q, want valid %v", expire, flag, nowMs, at, msg, valid)
+		}
+		if msg != "" && msg != "ERR invalid expire time in 'set' command" {
+			t.Fatalf("%q: unexpected error %q", expire, msg)
+		}
+	})
+}
+
+func FuzzParseCursor(f *testing.F) {
+	for _, s := range []string{"0", "", "-1", "+5", " 1", "1 ", "18446744073709551615", "18446744073709551616", "7\x00x", "-", "0x1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		have, ok := parseCursor([]byte(s))
+		// Model: strtoul over the C string, base 10, whole string consumed,
+		// no leading space, no ERANGE.
+		c := s
+		if i := strings.IndexByte(c, 0); i >= 0 {
+			c = c[:i]
+		}
+		var want uint64
+		wantOK := true
+		switch {
+		case c == "":
+		case strings.ContainsRune(" \t\n\v\f\r", rune(c[0])):
+			wantOK = false
+		default:
+			body, neg := c, false
+			if body[0] == '+' || body[0] == '-' {
+				neg, body = body[0] == '-', body[1:]
+			}
+			v, err := strconv.ParseUint(body, 10, 64)
+			if err != nil || strings.ContainsAny(body, "+-_") {
+				wantOK = false
+			} else {
+				want = v
+				if neg {
+					want = -v
+				}
+			}
+		}
+		if ok != wantOK || (ok && have != want) {
+			t.Fatalf("%q: have %d %v, want %d %v", s, have, ok, want, wantOK)
+		}
+	})
+}
+
+func FuzzParseScan(f *testing.F) {
+	for _, s := range []string{"0", "0 COUNT 10", "0 MATCH a* TYPE string", "x", "0 COUNT 0", "0 COUNT", "0 count 5 count 6", "0 FOO bar"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		args := bs(strings.Split(s, " ")...)
+		o, msg := parseScan(args)
+		switch msg {
+		case "":
+			if o.count < 1 || (len(args)-1)%2 != 0 {
+				t.Fatalf("%q: accepted as %+v", s, o)
+			}
+			if _, ok := parseCursor(args[0]); !ok {
+				t.Fatalf("%q: invalid cursor accepted", s)
+			}
+		case errCursor:
+			if _, ok := parseCursor(args[0]); ok {
+				t.Fatalf("%q: valid cursor refused", s)
+			}
+		case errSyntax, errNotInt:
+		default:
+			t.Fatalf("%q: unexpected error %q", s, msg)
+		}
+	})
+}
+
+func FuzzStrRange(f *testing.F) {
+	f.Add(int64(0), int64(-1), uint16(11))
+	f.Add(int64(-1), int64(-5), uint16(11))
+	f.Add(int64(math.MinInt64), int64(math.MaxInt64), uint16(3))
+	f.Add(int64(0), int64(0), uint16(0))
+	f.Fuzz(func(t *testing.T, start, end int64, size uint16) {
+		n := int64(size)
+		first, last, ok := strRange(start, end, n)
+		if ok && !(0 <= first && first <= last && last < n) {
+			t.Fatalf("(%d, %d) of %d: out of bounds [%d, %d]", start, end, n, first, last)
+		}
+		// Model: for non-negative indexes GETRANGE is the slice
+		// [start, min(end, size-1)], empty when that is.
+		if start >= 0 && end >= 0 {
+			wantLast := min(end, n-1)
+			wantOK := start <= wantLast
+			if ok != wantOK || (ok && (first != start || last != wantLast)) {
+				t.Fatalf("(%d, %d) of %d: have [%d, %d] %v, want [%d, %d] %v", start, end, n, first, last, ok, start, wantLast, wantOK)
+			}
+		}
+		// Negative indexes count from the end: -1 is the last byte.
+		if start < 0 && end < 0 && start >= -n && end >= -n {
+			wantOK := start <= end
+			if ok != wantOK || (ok && (first != n+start || last != n+end)) {
+				t.Fatalf("(%d, %d) of %d: have [%d, %d] %v", start, end, n, first, last, ok)
+			}
+		}
+	})
+}
