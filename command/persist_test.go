@@ -136,6 +136,7 @@ func TestPersistRestartRestoresEveryWrite(t *testing.T) {
 		{"INCRBYFLOAT", "f", "1.5"}, {"GETDEL", "m2"}, {"GETEX", "ttl", "PX", "50000"},
 		{"SET", "007", "007"},
 		{"CL.THROTTLE", "limit", "10", "5", "60"}, {"CL.THROTTLE", "limit", "10", "5", "60", "3"},
+		{"CL.THROTTLEMS", "limitms", "10", "5", "60000"}, {"CL.THROTTLEMS", "limitms", "10", "5", "60000", "3"},
 		{"RESTORE", "z", "0", objectPayload(shards.KindZSet, z)},
 		{"RESTORE", "sl", "120000", objectPayload(shards.KindSlidingLog, sl)},
 		{"RESTORE", "sw", strconv.FormatInt(nowMs+90_000, 10), objectPayload(shards.KindSlidingWindow, sw), "ABSTTL"},
@@ -148,7 +149,7 @@ func TestPersistRestartRestoresEveryWrite(t *testing.T) {
 	_, err := tx.Exec(ctx)
 	require.NoError(t, err)
 	want := state(t, c)
-	require.Len(t, want, 13)
+	require.Len(t, want, 14)
 
 	ps.stop()
 	ps = startPersistServer(t, dir, clock)
@@ -160,6 +161,7 @@ func TestPersistRestartRestoresEveryWrite(t *testing.T) {
 	require.Eventually(t, func() bool { return ps.mgr.Stats().Rewrites == 1 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, c.Incr(ctx, "n").Err())
 	require.NoError(t, c.Do(ctx, "CL.THROTTLE", "limit", "10", "5", "60").Err())
+	require.NoError(t, c.Do(ctx, "CL.THROTTLEMS", "limitms", "10", "5", "60000").Err())
 	require.NoError(t, c.Del(ctx, "s").Err())
 	want = state(t, c)
 	ps.stop()

@@ -234,6 +234,7 @@ func FuzzReplayRecords(f *testing.F) {
 	f.Add(seed(rec("ZADD", "k", "1", "a"), journal.AppendSetInt(nil, []byte("k"), -1, 1), rec("PEXPIREAT", "k", "1")))
 	f.Add(seed(rec("SET", "k", "v", "PXAT", "1800000000000"), rec("SETINT", "k", "x"), rec("FLUSHALL")))
 	f.Add(seed(rec("CL.THROTTLE", "k", "1", "2", "3"), rec("SL.THROTTLE", "s", "3", "1000"), rec("RESTORE", "z", "0", "junk", "REPLACE", "ABSTTL")))
+	f.Add(seed(rec("CL.THROTTLEMS", "k", "5", "1000", "1"), rec("CL.THROTTLE", "k", "5", "1000000", "1"), rec("CL.THROTTLEMS", "k", "0", "1000001", "1")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		clock := &fakeClock{}
 		clock.ns.Store(1_795_307_408_539_667_000)

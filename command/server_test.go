@@ -1122,7 +1122,7 @@ func FuzzServerArgs(f *testing.F) {
 		"", "nosave now force", "abort", "save nosave", "async", "sync async",
 		"all", "default commandstats", "filterby pattern c*", "filterby aclcat admin",
 		"timeout 5 maxclients 10", "timeout", "port 1", "timeout 5 TIMEOUT 6", "maxclients abc",
-		"watch a b", "test.movable 2 a b", "test.movable 99 a", "cl.throttleall 1 k 1 2 3", "cl.throttle k 1 2 3",
+		"watch a b", "test.movable 2 a b", "test.movable 99 a", "cl.throttleall 1 k 1 2 3", "cl.throttle k 1 2 3", "cl.throttlems k 1 2 3",
 		"config get x", "mset a b c", "zunionstore d 2 a b",
 	} {
 		f.Add(s)

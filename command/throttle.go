@@ -17,12 +17,20 @@ import (
 // Unix nanoseconds (kept as an int64), with a TTL of the time until the
 // TAT truncated to milliseconds. GET, TYPE, PTTL, DEL and EXPIRE therefore
 // see what they see under redis-cell.
+//
+// CL.THROTTLEMS is CL.THROTTLE with the period and the reply's durations in
+// milliseconds, for rates up to one request per nanosecond. It stores the
+// same TAT, so it shares keys with CL.THROTTLE and CL.PEEK, but keeps the
+// key until its TAT (see tatDeadline).
 
 func init() {
 	register(
 		&Command{Name: "cl.throttle", Arity: -1, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1,
 			Handler: cmdClThrottle, Group: "ratelimit",
 			Summary: "GCRA rate limit (redis-cell): CL.THROTTLE key max_burst count period [quantity] → [limited, limit, remaining, retry_after, reset_after]."},
+		&Command{Name: "cl.throttlems", Arity: -1, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1,
+			Handler: cmdClThrottleMs, Group: "ratelimit",
+			Summary: "CL.THROTTLE in milliseconds: CL.THROTTLEMS key max_burst count period_ms [quantity] → [limited, limit, remaining, retry_after_ms, reset_after_ms]."},
 		&Command{Name: "cl.peek", Arity: -1, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1,
 			Handler: cmdClPeek, Group: "ratelimit",
 			Summary: "The reply CL.THROTTLE would give, with no side effects: CL.PEEK key max_burst count period [quantity]."},
@@ -129,15 +137,15 @@ func readTAT(st *shards.Store, sh *shards.Shard, key []byte, nowMs int64) (e *sh
 	return e, true, v, ""
 }
 
-// applyTAT stores the outcome of an allowed call: the new TAT with a TTL of
-// res.TTL truncated to milliseconds, or the key's removal after a full
-// refund. e and live come from readTAT: the entry (live or expired) is
-// written in place, so the common case costs one map lookup, not two. It
-// returns the written entry (nil if none).
-func applyTAT(st *shards.Store, sh *shards.Shard, key []byte, e *shards.Entry, live bool, nowMs int64, res gcra.Result) *shards.Entry {
+// applyTAT stores the outcome of an allowed call: the new TAT with the
+// deadline tatDeadline gives, or the key's removal after a full refund. e
+// and live come from readTAT: the entry (live or expired) is written in
+// place, so the common case costs one map lookup, not two. It returns the
+// written entry (nil if none).
+func applyTAT(st *shards.Store, sh *shards.Shard, key []byte, e *shards.Entry, live bool, nowMs int64, res gcra.Result, untilTAT bool) *shards.Entry {
 	switch {
 	case res.Write:
-		at := nowMs + res.TTL/1e6
+		at := tatDeadline(nowMs, res, untilTAT)
 		switch {
 		case e == nil:
 			e, _ = st.PutIn(sh, key, nowMs)
@@ -156,6 +164,26 @@ func applyTAT(st *shards.Store, sh *shards.Shard, key []byte, e *shards.Entry, l
 	return nil
 }
 
+// tatDeadline is the deadline, in Unix ms, of a key written with res at
+// nowMs (a key is gone once the millisecond clock reaches its deadline).
+// CL.THROTTLE's is nowMs plus res.TTL truncated to whole milliseconds, as
+// redis-cell's PEXPIRE, so the key can go up to 2 ms before its TAT. That
+// would break CL.THROTTLEMS (untilTAT), whose intervals can be 1 µs: a TTL
+// under 1 ms would expire the key at once and every call would find it
+// fresh. Its deadline is the TAT rounded up to a whole millisecond, the
+// earliest that never drops a TAT still ahead of now. A TTL of 0 holds
+// nothing and expires at once either way.
+func tatDeadline(nowMs int64, res gcra.Result, untilTAT bool) int64 {
+	if !untilTAT || res.TTL == 0 {
+		return nowMs + res.TTL/1e6
+	}
+	at := res.NewTAT / 1e6
+	if res.NewTAT%1e6 > 0 {
+		at++
+	}
+	return at
+}
+
 func (c *Client) writeThrottle(r gcra.Result) {
 	c.WriteArray(5)
 	limited := int64(0)
@@ -170,17 +198,18 @@ func (c *Client) writeThrottle(r gcra.Result) {
 }
 
 // CL.THROTTLE key max_burst count period [quantity]
-func cmdClThrottle(c *Client, args [][]byte) { c.throttle(args, false) }
+func cmdClThrottle(c *Client, args [][]byte) { c.throttle(args, "cl.throttle", false, false) }
+
+// CL.THROTTLEMS key max_burst count period_ms [quantity]
+func cmdClThrottleMs(c *Client, args [][]byte) { c.throttle(args, "cl.throttlems", false, true) }
 
 // CL.PEEK key max_burst count period [quantity]
-func cmdClPeek(c *Client, args [][]byte) { c.throttle(args, true) }
+func cmdClPeek(c *Client, args [][]byte) { c.throttle(args, "cl.peek", true, false) }
 
-func (c *Client) throttle(args [][]byte, peek bool) {
+// throttle runs CL.THROTTLE, CL.PEEK (peek) or CL.THROTTLEMS (millis); name
+// is the command's, for its usage error.
+func (c *Client) throttle(args [][]byte, name string, peek, millis bool) {
 	if len(args) != 5 && len(args) != 6 {
-		name := "cl.throttle"
-		if peek {
-			name = "cl.peek"
-		}
 		c.WriteError(sprintf(errCellUsage, name))
 		return
 	}
@@ -189,6 +218,7 @@ func (c *Client) throttle(args [][]byte, peek bool) {
 		c.WriteError(errReply)
 		return
 	}
+	p.Millis = millis
 	st := c.eng.store
 	key := args[1]
 	sh := c.keyShard(key)
@@ -211,7 +241,7 @@ func (c *Client) throttle(args [][]byte, peek bool) {
 		c.WriteError(cellError(err))
 		return
 	}
-	if w := applyTAT(st, sh, key, e, live, c.nowMs, res); w != nil {
+	if w := applyTAT(st, sh, key, e, live, c.nowMs, res, millis); w != nil {
 		c.noteWritten(w)
 	}
 	c.writeThrottle(res)
@@ -349,7 +379,7 @@ func cmdClThrottleAll(c *Client, args [][]byte) {
 			// may have created or deleted it.
 			sh := c.keyShard(limits[i].key)
 			e, live := st.LookupAnyIn(sh, limits[i].key, c.nowMs)
-			applyTAT(st, sh, limits[i].key, e, live, c.nowMs, limits[i].res)
+			applyTAT(st, sh, limits[i].key, e, live, c.nowMs, limits[i].res, false)
 		}
 	}
 	c.WriteArray(len(limits) + 1)

@@ -23,10 +23,16 @@ type throttleStep struct {
 
 func runThrottleSteps(t *testing.T, rdb *redis.Client, ts *testServer, steps []throttleStep) {
 	t.Helper()
+	runThrottleStepsOf(t, rdb, ts, "CL.THROTTLE", steps)
+}
+
+// runThrottleStepsOf is runThrottleSteps for command cmd.
+func runThrottleStepsOf(t *testing.T, rdb *redis.Client, ts *testServer, cmd string, steps []throttleStep) {
+	t.Helper()
 	start := ts.clock.Now()
 	for i, st := range steps {
 		ts.clock.ns.Store(start + int64(st.at))
-		got, err := rdb.Do(ctx, append([]any{"CL.THROTTLE"}, st.args...)...).Int64Slice()
+		got, err := rdb.Do(ctx, append([]any{cmd}, st.args...)...).Int64Slice()
 		if st.err != "" {
 			if err == nil || err.Error() != st.err {
 				t.Errorf("step %d %v: have err %v, want %q", i, st.args, err, st.err)
@@ -468,4 +474,403 @@ func TestClThrottleAllManyLimits(t *testing.T) {
 	require.True(t, strings.HasPrefix(r, fmt.Sprintf("*%d\r\n:0\r\n", n+1)+first), r[:min(len(r), 200)])
 	require.True(t, strings.HasSuffix(r, first+throttleReply(0, 1001, 999, -1, 1)), "the second limit on k0 sees the first's consumption")
 	require.Equal(t, throttleReply(0, 1001, 998, -1, 1), s.send("CL.THROTTLE", "k0", "1000", "1000", "60"))
+}
+
+// TestClThrottleMsRates: CL.THROTTLEMS on the injected clock at 10 per
+// second, 1,000,000 per second (an interval of 1 µs) and one per
+// nanosecond, with the durations in milliseconds rounded up from
+// nanoseconds.
+func TestClThrottleMsRates(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			ts := newTestServer(t)
+			rdb := ts.client(t, proto)
+			ms, us := time.Millisecond, time.Microsecond
+			// 10 per second, burst 5: ei 100 ms, dvt 600 ms.
+			runThrottleStepsOf(t, rdb, ts, "CL.THROTTLEMS", []throttleStep{
+				{0, []any{"a", 5, 10, 1000}, []int64{0, 6, 5, -1, 100}, ""},
+				{0, []any{"a", 5, 10, 1000}, []int64{0, 6, 4, -1, 200}, ""},
+				{0, []any{"a", 5, 10, 1000}, []int64{0, 6, 3, -1, 300}, ""},
+				{0, []any{"a", 5, 10, 1000}, []int64{0, 6, 2, -1, 400}, ""},
+				{0, []any{"a", 5, 10, 1000}, []int64{0, 6, 1, -1, 500}, ""},
+				{0, []any{"a", 5, 10, 1000}, []int64{0, 6, 0, -1, 600}, ""},
+				{0, []any{"a", 5, 10, 1000}, []int64{1, 6, 0, 100, 600}, ""},
+				{50 * ms, []any{"a", 5, 10, 1000}, []int64{1, 6, 0, 50, 550}, ""},
+				{100 * ms, []any{"a", 5, 10, 1000}, []int64{0, 6, 0, -1, 600}, ""},
+				{400 * ms, []any{"a", 5, 10, 1000, 2}, []int64{0, 6, 1, -1, 500}, ""},
+			})
+			// 1,000,000 per second, burst 5: ei 1 µs, dvt 6 µs. Every
+			// duration is under a millisecond and replies 1.
+			runThrottleStepsOf(t, rdb, ts, "CL.THROTTLEMS", []throttleStep{
+				{0, []any{"m", 5, 1000, 1}, []int64{0, 6, 5, -1, 1}, ""},
+				{0, []any{"m", 5, 1000, 1, 4}, []int64{0, 6, 1, -1, 1}, ""},
+				{0, []any{"m", 5, 1000, 1}, []int64{0, 6, 0, -1, 1}, ""},
+				{0, []any{"m", 5, 1000, 1}, []int64{1, 6, 0, 1, 1}, ""},
+				{500, []any{"m", 5, 1000, 1}, []int64{1, 6, 0, 1, 1}, ""},
+				{1 * us, []any{"m", 5, 1000, 1}, []int64{0, 6, 0, -1, 1}, ""},
+				{1 * us, []any{"m", 5, 1000, 1}, []int64{1, 6, 0, 1, 1}, ""},
+				{3 * us, []any{"m", 5, 1000, 1, 0}, []int64{0, 6, 2, -1, 1}, ""},
+				{7 * us, []any{"m", 5, 1000, 1, 0}, []int64{0, 6, 6, -1, 0}, ""},
+				{7 * us, []any{"m", 5, 1000, 1, 6}, []int64{0, 6, 0, -1, 1}, ""},
+				{7 * us, []any{"m", 5, 1000, 1, 7}, []int64{1, 6, 0, -1, 1}, ""},
+			})
+			// 1,000,000 per second with a 1 ms bucket.
+			runThrottleStepsOf(t, rdb, ts, "CL.THROTTLEMS", []throttleStep{
+				{0, []any{"b", 999, 1000, 1, 1000}, []int64{0, 1000, 0, -1, 1}, ""},
+				{0, []any{"b", 999, 1000, 1}, []int64{1, 1000, 0, 1, 1}, ""},
+				{250 * us, []any{"b", 999, 1000, 1, 250}, []int64{0, 1000, 0, -1, 1}, ""},
+				{250 * us, []any{"b", 999, 1000, 1}, []int64{1, 1000, 0, 1, 1}, ""},
+				{900 * us, []any{"b", 999, 1000, 1, 0}, []int64{0, 1000, 650, -1, 1}, ""},
+				{2 * ms, []any{"b", 999, 1000, 1}, []int64{0, 1000, 999, -1, 1}, ""},
+			})
+			// One per nanosecond, the fastest rate there is.
+			runThrottleStepsOf(t, rdb, ts, "CL.THROTTLEMS", []throttleStep{
+				{0, []any{"n", 0, 1000000, 1}, []int64{0, 1, 0, -1, 1}, ""},
+				{0, []any{"n", 0, 1000000, 1}, []int64{1, 1, 0, 1, 1}, ""},
+				{1, []any{"n", 0, 1000000, 1}, []int64{0, 1, 0, -1, 1}, ""},
+			})
+			// Rounding up from nanoseconds: 1 per 3 ms, burst 0.
+			runThrottleStepsOf(t, rdb, ts, "CL.THROTTLEMS", []throttleStep{
+				{0, []any{"r", 0, 1, 3}, []int64{0, 1, 0, -1, 3}, ""},
+				{0, []any{"r", 0, 1, 3}, []int64{1, 1, 0, 3, 3}, ""},
+				{1, []any{"r", 0, 1, 3}, []int64{1, 1, 0, 3, 3}, ""},
+				{1 * ms, []any{"r", 0, 1, 3}, []int64{1, 1, 0, 2, 2}, ""},
+				{1*ms + 1, []any{"r", 0, 1, 3}, []int64{1, 1, 0, 2, 2}, ""},
+				{2*ms - 1, []any{"r", 0, 1, 3}, []int64{1, 1, 0, 2, 2}, ""},
+				{2 * ms, []any{"r", 0, 1, 3}, []int64{1, 1, 0, 1, 1}, ""},
+				{3*ms - 1, []any{"r", 0, 1, 3}, []int64{1, 1, 0, 1, 1}, ""},
+				{3 * ms, []any{"r", 0, 1, 3}, []int64{0, 1, 0, -1, 3}, ""},
+			})
+			// An interval of 333333 ns (3 per ms): remaining is exact.
+			runThrottleStepsOf(t, rdb, ts, "CL.THROTTLEMS", []throttleStep{
+				{0, []any{"t", 2, 3, 1}, []int64{0, 3, 2, -1, 1}, ""},
+				{0, []any{"t", 2, 3, 1, 2}, []int64{0, 3, 0, -1, 1}, ""},
+				{0, []any{"t", 2, 3, 1}, []int64{1, 3, 0, 1, 1}, ""},
+				{333333, []any{"t", 2, 3, 1}, []int64{0, 3, 0, -1, 1}, ""},
+			})
+		})
+	}
+}
+
+// TestClThrottleMsQuantity: quantity 0, quantity == limit, quantity >
+// limit and refunds, as CL.THROTTLE's.
+func TestClThrottleMsQuantity(t *testing.T) {
+	ts := newTestServer(t)
+	rdb := ts.client(t, 3)
+	runThrottleStepsOf(t, rdb, ts, "CL.THROTTLEMS", []throttleStep{
+		{0, []any{"q", 5, 10, 1000, 0}, []int64{0, 6, 6, -1, 0}, ""},
+		{0, []any{"q", 5, 10, 1000, 7}, []int64{1, 6, 6, -1, 0}, ""},
+		{0, []any{"q", 5, 10, 1000, 6}, []int64{0, 6, 0, -1, 600}, ""},
+		{0, []any{"q", 5, 10, 1000, 0}, []int64{0, 6, 0, -1, 600}, ""},
+		{0, []any{"q", 5, 10, 1000, 1}, []int64{1, 6, 0, 100, 600}, ""},
+		{0, []any{"q", 5, 10, 1000, 6}, []int64{1, 6, 0, 600, 600}, ""},
+		{0, []any{"q", 5, 10, 1000, 7}, []int64{1, 6, 0, -1, 600}, ""},
+		{0, []any{"q", 5, 10, 1000, -2}, []int64{0, 6, 2, -1, 400}, ""},
+		{0, []any{"q", 5, 10, 1000, 3}, []int64{1, 6, 2, 100, 400}, ""},
+		{0, []any{"q", 5, 10, 1000, -10}, []int64{0, 6, 6, -1, 0}, ""},
+	})
+	require.Equal(t, int64(0), rdb.Exists(ctx, "q").Val(), "a full refund removes the key")
+	got, err := rdb.Do(ctx, "CL.THROTTLEMS", "q0", 5, 10, 1000, 0).Int64Slice()
+	require.NoError(t, err)
+	require.Equal(t, []int64{0, 6, 6, -1, 0}, got)
+	require.Equal(t, int64(0), rdb.Exists(ctx, "q0").Val(), "quantity 0 on a fresh key creates nothing that survives")
+}
+
+// TestClThrottleMsMatchesClThrottle: the same key driven by CL.THROTTLE,
+// CL.PEEK and CL.THROTTLEMS with the same rate (10 per 1 s and per 1000 ms)
+// is one limiter; only the unit of the durations differs.
+func TestClThrottleMsMatchesClThrottle(t *testing.T) {
+	ts := newTestServer(t)
+	rdb := ts.client(t, 3)
+	start := ts.clock.Now()
+	const S, MS, PEEK = "CL.THROTTLE", "CL.THROTTLEMS", "CL.PEEK"
+	ms := time.Millisecond
+	steps := []struct {
+		at   time.Duration
+		cmd  string
+		args []any
+		want []int64
+	}{
+		{0, MS, []any{5, 10, 1000}, []int64{0, 6, 5, -1, 100}},
+		{0, S, []any{5, 10, 1}, []int64{0, 6, 4, -1, 1}},
+		{0, PEEK, []any{5, 10, 1}, []int64{0, 6, 3, -1, 1}},
+		{0, MS, []any{5, 10, 1000, 3}, []int64{0, 6, 1, -1, 500}},
+		{0, S, []any{5, 10, 1}, []int64{0, 6, 0, -1, 1}},
+		{0, MS, []any{5, 10, 1000}, []int64{1, 6, 0, 100, 600}},
+		{0, S, []any{5, 10, 1}, []int64{1, 6, 0, 1, 1}},
+		{250 * ms, MS, []any{5, 10, 1000}, []int64{0, 6, 1, -1, 450}},
+		{250 * ms, S, []any{5, 10, 1, 2}, []int64{1, 6, 1, 1, 1}},
+		{250 * ms, MS, []any{5, 10, 1000, 2}, []int64{1, 6, 1, 50, 450}},
+		{250 * ms, PEEK, []any{5, 10, 1}, []int64{0, 6, 0, -1, 1}},
+		{250 * ms, MS, []any{5, 10, 1000, 0}, []int64{0, 6, 1, -1, 450}},
+	}
+	for i, st := range steps {
+		ts.clock.ns.Store(start + int64(st.at))
+		got, err := rdb.Do(ctx, append([]any{st.cmd, "eq"}, st.args...)...).Int64Slice()
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(st.want) {
+			t.Errorf("step %d %s %v: have %v, %v, want %v", i, st.cmd, st.args, got, err, st.want)
+		}
+	}
+	require.Equal(t, strconv.FormatInt(start+700e6, 10), rdb.Get(ctx, "eq").Val(), "the TAT: 7 calls of 100 ms")
+
+	// Twin keys, one per command, through the same calls: the same
+	// decisions and the same stored TAT; whole-millisecond durations are
+	// the same rounded up to seconds.
+	ts.clock.ns.Store(start)
+	for i, st := range []struct {
+		at       time.Duration
+		quantity int64
+	}{{0, 1}, {0, 3}, {0, 2}, {10 * ms, 1}, {10 * ms, 0}, {150 * ms, 1}, {2 * time.Second, 6}, {2 * time.Second, 7}, {2333 * ms, -2}, {2333 * ms, 4}} {
+		ts.clock.ns.Store(start + int64(st.at))
+		s, err := rdb.Do(ctx, S, "tw:s", 5, 10, 1, st.quantity).Int64Slice()
+		require.NoError(t, err)
+		m, err := rdb.Do(ctx, MS, "tw:ms", 5, 10, 1000, st.quantity).Int64Slice()
+		require.NoError(t, err)
+		inSeconds := func(ms int64) int64 {
+			if ms < 0 {
+				return ms
+			}
+			return (ms + 999) / 1000
+		}
+		if want := []int64{m[0], m[1], m[2], inSeconds(m[3]), inSeconds(m[4])}; fmt.Sprint(s) != fmt.Sprint(want) {
+			t.Errorf("step %d q%d: have %v in seconds, want %v (from %v in ms)", i, st.quantity, s, want, m)
+		}
+		if have, want := rdb.Get(ctx, "tw:ms").Val(), rdb.Get(ctx, "tw:s").Val(); have != want {
+			t.Errorf("step %d q%d: have TAT %q, want CL.THROTTLE's %q", i, st.quantity, have, want)
+		}
+	}
+}
+
+// TestClThrottleMsMillionPerSecond drives 1,000,000 per second for 2 ms
+// of the injected clock. Burst 0, calls every 0.5 µs: exactly every other
+// call is allowed. Burst 999: 1000 calls at one instant, then one per µs.
+// With CL.THROTTLE's truncated TTL the key, its TTL under a millisecond,
+// expired at once and every call was allowed.
+func TestClThrottleMsMillionPerSecond(t *testing.T) {
+	clock := newFakeClock()
+	s := newSocketless(t, clock, nil)
+	start := clock.Now()
+	allowed := func(args ...string) bool {
+		t.Helper()
+		r := s.do(t, args...)
+		require.True(t, strings.HasPrefix(r, "*5\r\n"), r)
+		return strings.HasPrefix(r, "*5\r\n:0\r\n")
+	}
+	n := 0
+	for i := range 4000 {
+		clock.ns.Store(start + int64(i)*500)
+		if allowed("CL.THROTTLEMS", "one", "0", "1000", "1") {
+			n++
+		}
+	}
+	require.Equal(t, 2000, n, "allowed in 2 ms at 1,000,000 per second")
+	require.Equal(t, bulk(strconv.FormatInt(start+2000*1000, 10)), s.do(t, "GET", "one"))
+
+	clock.ns.Store(start)
+	n = 0
+	for range 1001 {
+		if allowed("CL.THROTTLEMS", "burst", "999", "1000", "1") {
+			n++
+		}
+	}
+	require.Equal(t, 1000, n, "a burst of limit 1000 at one instant")
+	for i := int64(1); i <= 1000; i++ {
+		clock.ns.Store(start + i*1000)
+		require.True(t, allowed("CL.THROTTLEMS", "burst", "999", "1000", "1"), "µs %d", i)
+		require.False(t, allowed("CL.THROTTLEMS", "burst", "999", "1000", "1"), "µs %d, again", i)
+	}
+}
+
+// TestClThrottleMsKeyLivesUntilTAT: a CL.THROTTLEMS key expires at its
+// TAT rounded up to a whole millisecond (tatDeadline), never before it;
+// CL.THROTTLE's expires at now plus its TTL truncated, as redis-cell's.
+func TestClThrottleMsKeyLivesUntilTAT(t *testing.T) {
+	const T = 1_795_307_408_539_400_000 // ms 1795307408539 and 400 µs
+	clock := &fakeClock{}
+	s := newSocketless(t, clock, nil)
+	rp := throttleReply
+	at := func(ns int64) { clock.ns.Store(ns) }
+	at(T)
+	require.Equal(t, rp(0, 6, 5, -1, 1), s.do(t, "CL.THROTTLEMS", "a", "5", "1000", "1"))
+	require.Equal(t, ":1795307408540\r\n", s.do(t, "PEXPIRETIME", "a"))
+	require.Equal(t, ":1\r\n", s.do(t, "PTTL", "a"))
+	require.Equal(t, rp(0, 6, 5, -1, 0), s.do(t, "CL.THROTTLE", "b", "5", "1000000", "1"))
+	require.Equal(t, ":0\r\n", s.do(t, "EXISTS", "b"), "CL.THROTTLE: a TTL under 1 ms expires the key at once")
+	for range 6 {
+		s.do(t, "CL.THROTTLEMS", "c", "5", "10", "1000")
+	}
+	require.Equal(t, ":1795307409140\r\n", s.do(t, "PEXPIRETIME", "c"), "TAT T+600 ms, rounded up")
+	at(T + 599_999)
+	require.Equal(t, ":1\r\n", s.do(t, "EXISTS", "a"))
+	at(T + 600_000)
+	require.Equal(t, ":0\r\n", s.do(t, "EXISTS", "a"))
+
+	// A TAT on a whole millisecond expires exactly then.
+	const T0 = 1_795_307_408_539_000_000
+	at(T0)
+	require.Equal(t, rp(0, 1, 0, -1, 1), s.do(t, "CL.THROTTLEMS", "d", "0", "1", "1"))
+	require.Equal(t, ":1795307408540\r\n", s.do(t, "PEXPIRETIME", "d"))
+	at(T0 + 999_999)
+	require.Equal(t, rp(1, 1, 0, 1, 1), s.do(t, "CL.THROTTLEMS", "d", "0", "1", "1"))
+	at(T0 + 1_000_000)
+	require.Equal(t, ":0\r\n", s.do(t, "EXISTS", "d"))
+	require.Equal(t, rp(0, 1, 0, -1, 1), s.do(t, "CL.THROTTLEMS", "d", "0", "1", "1"))
+	// Nothing held (quantity 0 on a fresh key): gone at once.
+	require.Equal(t, rp(0, 6, 6, -1, 0), s.do(t, "CL.THROTTLEMS", "e", "5", "1000", "1", "0"))
+	require.Equal(t, ":0\r\n", s.do(t, "EXISTS", "e"))
+}
+
+// TestClThrottleMsErrors: CL.THROTTLE's errors, texts and check order, for
+// the same inputs; an interval below 1 ns (more than 1,000,000 per ms) is
+// a zero rate, as CL.THROTTLE's "5 2000000000 1".
+func TestClThrottleMsErrors(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	usage := "-Cell error: Store error: Usage: cl.throttlems <key> <max_burst> <count per period> <period> [<quantity>]\r\n"
+	parse := func(arg string) string { return errReply(sprintf(errCellParseInt, arg)) }
+	zero, negative, notInt := errReply(errCellZeroRate), errReply(errCellNegative), errReply(errNotInt)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		0:  {a("CL.THROTTLEMS"), usage},
+		1:  {a("CL.THROTTLEMS", "k", "x", "y"), usage},
+		2:  {a("cl.throttlems", "k", "1", "2", "3", "4", "5"), usage},
+		3:  {a("CL.THROTTLEMS", "k", "abc", "1", "1000"), parse("abc")},
+		4:  {a("CL.THROTTLEMS", "k", "abc", "def", "1000"), parse("abc")},
+		5:  {a("CL.THROTTLEMS", "k", "5", "0", "x"), parse("x")},
+		6:  {a("CL.THROTTLEMS", "k", "5", "1", "1000", "q"), parse("q")},
+		7:  {a("CL.THROTTLEMS", "k", "", "1", "1000"), parse("")},
+		8:  {a("CL.THROTTLEMS", "k", "1.5", "1", "1000"), parse("1.5")},
+		9:  {a("CL.THROTTLEMS", "k", "5", "1", "1e3"), parse("1e3")},
+		10: {a("CL.THROTTLEMS", "k", "9223372036854775808", "1", "1000"), parse("9223372036854775808")},
+		11: {a("CL.THROTTLEMS", "k", "5", "0", "1000"), zero},
+		12: {a("CL.THROTTLEMS", "k", "5", "1", "0"), zero},
+		13: {a("CL.THROTTLEMS", "k", "5", "1000001", "1"), zero},
+		14: {a("CL.THROTTLEMS", "k", "5", "2000000000", "1000"), zero},
+		15: {a("CL.THROTTLE", "k", "5", "2000000000", "1"), zero},
+		16: {a("CL.THROTTLEMS", "k", "-1", "0", "1000"), zero},
+		17: {a("CL.THROTTLEMS", "k", "-5", "1", "1000"), negative},
+		18: {a("CL.THROTTLEMS", "k", "5", "-1", "1000"), negative},
+		19: {a("CL.THROTTLEMS", "k", "5", "1", "-1000"), negative},
+		20: {a("CL.THROTTLEMS", "k", "5", "1", "9223372036855"), notInt},
+		21: {a("CL.THROTTLEMS", "k", "5", "1", "1000", "9223372036854775807"), notInt},
+		22: {a("CL.THROTTLEMS", "k", "0", "1", "9223372036854", "1"), notInt},
+		23: {a("DBSIZE"), ":0\r\n"}, // no error created a key
+		// Accepted: one per nanosecond, and the longest interval.
+		24: {a("CL.THROTTLEMS", "k1", "0", "1000000", "1"), throttleReply(0, 1, 0, -1, 1)},
+		25: {a("CL.THROTTLEMS", "k2", "0", "1", "9223372036854", "0"), throttleReply(0, 1, 1, -1, 0)},
+		26: {a("CL.THROTTLEMS", "k", "+5", "007", "1000"), throttleReply(0, 6, 5, -1, 143)},
+		27: {a("EXISTS", "k", "k1", "k2"), ":2\r\n"}, // k2 held nothing
+	}
+	for i, tt := range tests {
+		if have := r.do(tt.args...); have != tt.want {
+			t.Errorf("step %d %q: have %q, want %q", i, tt.args, have, tt.want)
+		}
+	}
+	// Wrong type and corrupt values never crash; a parameter error comes
+	// first.
+	runRawSteps(t, r, []rawStep{
+		{a("ZADD", "z", "1", "m"), ":1\r\n"},
+		{a("SET", "s", "notanumber"), "+OK\r\n"},
+		{a("CL.THROTTLEMS", "z", "5", "1", "1000"), errReply(errWrongType)},
+		{a("CL.THROTTLEMS", "s", "5", "1", "1000"), errReply(errCellBadTAT)},
+		{a("CL.THROTTLEMS", "z", "5", "0", "1000"), zero},
+		{a("CL.THROTTLEMS", "s", "5", "1000001", "1"), zero},
+		{a("CL.THROTTLEMS", "s", "5", "-1", "1000"), negative},
+		{a("GET", "s"), bulk("notanumber")},
+	})
+}
+
+// TestClThrottleMsJournal: CL.THROTTLEMS is journaled as CL.THROTTLE is,
+// as the image of its key (SETINT with the TAT and the absolute deadline),
+// nothing for a limited call; a replay restores the limiter exactly.
+func TestClThrottleMsJournal(t *testing.T) {
+	const T = 1_795_307_408_539_400_000
+	clock := &fakeClock{}
+	clock.ns.Store(T)
+	j := &recordingJournal{}
+	live := newSocketless(t, clock, j)
+	for range 3 {
+		live.do(t, "CL.THROTTLEMS", "rl", "5", "1000", "1")
+	}
+	require.Len(t, j.recs, 3)
+	require.Equal(t, throttleReply(1, 6, 3, 1, 1), live.do(t, "CL.THROTTLEMS", "rl", "5", "1000", "1", "4"))
+	require.Len(t, j.recs, 3, "a limited call logs nothing")
+	require.Equal(t, "*3\r\n$6\r\nSETINT\r\n$2\r\nrl\r\n$16\r\n"+setIntPayload(T+3000, 1795307408540)+"\r\n", string(j.recs[2]))
+
+	restored := newSocketless(t, clock, nil)
+	n, err := restored.replay(t, j.recs)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	for _, cmd := range []string{"GET", "PEXPIRETIME"} {
+		require.Equal(t, live.do(t, cmd, "rl"), restored.do(t, cmd, "rl"), cmd)
+	}
+	clock.ns.Store(T + 1000)
+	for _, s := range []*socketless{live, restored} {
+		require.Equal(t, throttleReply(0, 6, 3, -1, 1), s.do(t, "CL.THROTTLEMS", "rl", "5", "1000", "1"))
+	}
+}
+
+// TestClThrottleMsCommandInfo: COMMAND INFO describes CL.THROTTLEMS as it
+// does CL.THROTTLE, and COMMAND DOCS lists it in the ratelimit group.
+func TestClThrottleMsCommandInfo(t *testing.T) {
+	r := newTestServer(t).raw(t)
+	info := r.do("COMMAND", "INFO", "cl.throttle")
+	require.True(t, strings.HasPrefix(info, "*1\r\n*10\r\n"+svBulk("cl.throttle")+":-1\r\n"), info)
+	require.Equal(t, strings.Replace(info, svBulk("cl.throttle"), svBulk("cl.throttlems"), 1), r.do("COMMAND", "INFO", "CL.THROTTLEMS"))
+	require.Equal(t, "*2\r\n"+svBulk("cl.throttlems")+"*6\r\n"+svBulk("summary")+svBulk(commands["cl.throttlems"].Summary)+
+		svBulk("since")+svBulk(Version)+svBulk("group")+svBulk("ratelimit"), r.do("COMMAND", "DOCS", "cl.throttlems"))
+	require.Equal(t, "*1\r\n$1\r\nk\r\n", r.do("COMMAND", "GETKEYS", "CL.THROTTLEMS", "k", "5", "10", "1000"))
+}
+
+// TestClThrottleHotPathAllocs: CL.THROTTLE, CL.THROTTLEMS and CL.PEEK
+// allocate nothing, allowed or limited.
+func TestClThrottleHotPathAllocs(t *testing.T) {
+	ts := newTestServer(t)
+	c := newDirectConn(t, ts)
+	for i, args := range [][]string{
+		a("CL.THROTTLE", "s", "1000000", "1000000", "1"),
+		a("CL.THROTTLE", "sl", "0", "1", "60"),
+		a("CL.THROTTLEMS", "m", "1000000", "1000000", "1000"),
+		a("CL.THROTTLEMS", "ml", "0", "1", "60000"),
+		a("CL.PEEK", "m", "5", "1000", "1"),
+	} {
+		argv := bs(args...)
+		directDo(c, argv...) // create the key and warm the buffers
+		allocs := testing.AllocsPerRun(200, func() {
+			if out := directDo(c, argv...); len(out) < 4 || string(out[:4]) != "*5\r\n" {
+				t.Fatalf("case %d: %q: have %q", i, args, out)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("case %d: %q: %.1f allocations per call, want 0", i, args, allocs)
+		}
+	}
+}
+
+// BenchmarkClThrottleMs runs CL.THROTTLEMS through the dispatcher in
+// parallel over 1024 keys, beside CL.THROTTLE at the same rate (1000 per
+// second, burst 100): the command path without the network. Target: 0
+// allocs/op for both.
+func BenchmarkClThrottleMs(b *testing.B) {
+	for _, bc := range []struct{ cmd, period string }{{"CL.THROTTLE", "1"}, {"CL.THROTTLEMS", "1000"}} {
+		b.Run(bc.cmd, func(b *testing.B) {
+			srv := benchServer(b)
+			reqs := make([][][]byte, 1024)
+			for i := range reqs {
+				reqs[i] = [][]byte{[]byte(bc.cmd), benchKey(i), []byte("100"), []byte("1000"), []byte(bc.period)}
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				c := benchConn(b, srv)
+				i := 0
+				for pb.Next() {
+					c.dispatch(reqs[i&1023])
+					c.Out = c.Out[:0]
+					i++
+				}
+			})
+		})
+	}
 }

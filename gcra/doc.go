@@ -52,6 +52,13 @@
 // 1.0004 s → 1 and exactly 2 s → 2. A limited reply can therefore carry
 // retry_after 0 when less than a millisecond is left.
 //
+// CL.THROTTLEMS ([Params.Millis]) takes the period in milliseconds and sends
+// both durations in milliseconds, rounded up from nanoseconds: 1 ns → 1,
+// exactly 2 ms → 2, so a limited reply always carries a retry_after of at
+// least 1. Its TAT is the same Unix nanosecond value, so CL.THROTTLE and
+// CL.THROTTLEMS with the same rate (count 10 per period 1 vs 1000) share
+// one key and agree on everything but the unit of the durations.
+//
 // # Differences from redis-cell
 //
 // For every sane input (max_burst ≥ 0, count > 0, period > 0,

@@ -9,27 +9,34 @@ import (
 // FuzzThrottle calls Throttle and Peek twice per input: once with the raw
 // int64s (anything may happen, but nothing may panic and errors must be
 // clean), and once with the inputs folded into the sane domain, where the
-// algorithm's invariants and redis-cell's replies are checked.
+// algorithm's invariants and redis-cell's replies are checked (with millis,
+// CL.THROTTLEMS's: the decisions of the same rate in seconds).
 func FuzzThrottle(f *testing.F) {
-	f.Add(int64(0), false, t0, int64(4), int64(1), int64(1), int64(1))
-	f.Add(t0+5*nsPerSecond, true, t0, int64(4), int64(1), int64(1), int64(1))
-	f.Add(t0+3600*nsPerSecond, true, t0+nsPerMillisecond, int64(9), int64(10), int64(3600), int64(10))
-	f.Add(t0, true, t0, int64(6000), int64(6000), int64(1), int64(1))
-	f.Add(t0+nsPerSecond, true, t0, int64(5), int64(1), int64(60), int64(-3))
-	f.Add(int64(math.MaxInt64), true, int64(math.MinInt64), int64(-1), int64(0), int64(9e18), int64(math.MinInt64))
-	f.Add(int64(0), false, int64(math.MaxInt64), int64(math.MaxInt64), int64(-1), int64(-1), int64(math.MaxInt64))
-	f.Add(int64(0), false, t0, int64(5), int64(math.MaxInt64), int64(math.MaxInt64), int64(1))
-	f.Add(t0+360*nsPerSecond, true, t0, int64(5), int64(1), int64(60), int64(153722867))
-	f.Fuzz(func(t *testing.T, tat int64, hasTAT bool, now, maxBurst, count, period, quantity int64) {
-		p := Params{MaxBurst: maxBurst, Count: count, Period: period, Quantity: quantity}
+	f.Add(int64(0), false, t0, int64(4), int64(1), int64(1), int64(1), false)
+	f.Add(t0+5*nsPerSecond, true, t0, int64(4), int64(1), int64(1), int64(1), false)
+	f.Add(t0+3600*nsPerSecond, true, t0+nsPerMillisecond, int64(9), int64(10), int64(3600), int64(10), false)
+	f.Add(t0, true, t0, int64(6000), int64(6000), int64(1), int64(1), false)
+	f.Add(t0+nsPerSecond, true, t0, int64(5), int64(1), int64(60), int64(-3), false)
+	f.Add(int64(math.MaxInt64), true, int64(math.MinInt64), int64(-1), int64(0), int64(9e18), int64(math.MinInt64), false)
+	f.Add(int64(0), false, int64(math.MaxInt64), int64(math.MaxInt64), int64(-1), int64(-1), int64(math.MaxInt64), false)
+	f.Add(int64(0), false, t0, int64(5), int64(math.MaxInt64), int64(math.MaxInt64), int64(1), false)
+	f.Add(t0+360*nsPerSecond, true, t0, int64(5), int64(1), int64(60), int64(153722867), false)
+	f.Add(int64(0), false, t0, int64(5), int64(1000), int64(1), int64(1), true)
+	f.Add(t0+6000, true, t0, int64(5), int64(1000), int64(1), int64(1), true)
+	f.Add(int64(0), false, t0, int64(0), int64(1000001), int64(1), int64(1), true)
+	f.Add(int64(0), false, t0, int64(0), int64(1), int64(9223372036855), int64(0), true)
+	f.Fuzz(func(t *testing.T, tat int64, hasTAT bool, now, maxBurst, count, period, quantity int64, millis bool) {
+		p := Params{MaxBurst: maxBurst, Count: count, Period: period, Quantity: quantity, Millis: millis}
 		checkCall(t, tat, hasTAT, now, p)
 
 		// Fold into the sane domain: now near t0, the TAT within ±1e6 s of
-		// it, rates from 1/1e6 s to 1e6/s, quantities around the limit.
+		// it, rates from 1/1e6 s to 1e6/s (1/1e6 ms to 1e6/ms with
+		// millis: up to one per nanosecond), quantities around the limit.
 		sane := Params{
 			MaxBurst: int64(uint64(maxBurst) % 1000),
 			Count:    1 + int64(uint64(count)%1_000_000),
 			Period:   1 + int64(uint64(period)%1_000_000),
+			Millis:   millis,
 		}
 		sane.Quantity = quantity % (sane.MaxBurst + 3)
 		saneNow := t0 + now%(1_000_000*nsPerSecond)
@@ -52,7 +59,7 @@ func checkCall(t *testing.T, tat int64, hasTAT bool, now int64, p Params) {
 		if r != (Result{}) {
 			t.Fatalf("%d %v %d %+v: error %v with non-zero result %+v", tat, hasTAT, now, p, err, r)
 		}
-		if p.MaxBurst >= 0 && p.Count > 0 && p.Period > 0 && emissionInterval(p.Period, p.Count) > 0 && !errors.Is(err, ErrOverflow) {
+		if p.MaxBurst >= 0 && p.Count > 0 && p.Period > 0 && interval(p) > 0 && !errors.Is(err, ErrOverflow) {
 			t.Fatalf("%d %v %d %+v: sane parameters rejected: %v", tat, hasTAT, now, p, err)
 		}
 		return
@@ -104,8 +111,8 @@ func checkCall(t *testing.T, tat int64, hasTAT bool, now int64, p Params) {
 		if d, ok := sub(r.NewTAT, now); !ok || d != r.TTL || r.TTL < 0 {
 			fail("TTL is not NewTAT-now")
 		}
-		if r.ResetAfter != seconds(r.TTL) {
-			fail("reset_after is not the new TTL in seconds")
+		if r.ResetAfter != p.replyUnits(r.TTL) {
+			fail("reset_after is not the new TTL in the reply's unit")
 		}
 	}
 	base := now
@@ -116,7 +123,7 @@ func checkCall(t *testing.T, tat int64, hasTAT bool, now int64, p Params) {
 	case p.Quantity > 0 && r.Write:
 		// The TAT never moves backwards on an allowed call, and moves
 		// forward by at least the cost.
-		ei := emissionInterval(p.Period, p.Count)
+		ei := interval(p)
 		if r.NewTAT < base || r.NewTAT-base != ei*p.Quantity {
 			fail("new TAT is not max(TAT, now) + ei*quantity")
 		}
@@ -128,6 +135,16 @@ func checkCall(t *testing.T, tat int64, hasTAT bool, now int64, p Params) {
 		if r.NewTAT <= now || r.NewTAT >= base {
 			fail("a refund must move the TAT back but stay after now")
 		}
+	}
+	if p.Millis {
+		// The same rate in seconds, where one exists and the two
+		// intervals are equal (below 2^53 ns).
+		if p.Period%1000 == 0 && p.Period < (1<<53)/nsPerMillisecond {
+			sp := p
+			sp.Period, sp.Millis = p.Period/1000, false
+			checkMillisAgainstSeconds(t, tat, hasTAT, now, p, sp)
+		}
+		return
 	}
 	checkAgainstReference(t, tat, hasTAT, now, p, r, err)
 }

@@ -16,6 +16,21 @@ package gcra
 // 1091402 gives 28894944301 ns in float64, 28894944300 in integers), and
 // redis-cell compatibility wins.
 //
+// With Params.Millis (CL.THROTTLEMS) the period is in milliseconds and the
+// emission interval is the exact integer quotient period·1e6/count, taken in
+// 128 bits and truncated: there is no redis-cell behaviour to copy. It equals
+// the float64 one of the same period in seconds whenever period·1e6 < 2^53 ns
+// (periods under about 104 days; see TestEmissionIntervalMillis), so
+// CL.THROTTLE k 5 10 1 and CL.THROTTLEMS k 5 10 1000 share one TAT schedule.
+//
+// An interval must be at least one nanosecond, the resolution of the TAT. A
+// rate above one request per nanosecond (count > period·1e9, or count >
+// period_ms·1e6 with Millis) truncates to zero and is ErrZeroRate, as in
+// redis-cell ("5 2000000000 1"); it is not rounded up to 1 ns, which would
+// silently allow a slower rate than asked. Between 1 and 2 ns the truncation
+// can allow up to twice the rate asked (1.5 ns becomes 1 ns), as it does
+// for CL.THROTTLE.
+//
 // The check order gives redis-cell's own error whenever redis-cell has one:
 // a zero rate is reported before ratekv's stricter negative and overflow
 // checks, so "5 -2000000000 1" is a zero rate, as in redis-cell.
@@ -30,8 +45,9 @@ import (
 // text; a call that returns an error must not touch the key.
 var (
 	// ErrZeroRate means the emission interval is zero nanoseconds: count or
-	// period is 0, or period/count is below one nanosecond. redis-cell's text
-	// for it is "Zero rates are not supported".
+	// period is 0, or period/count is below one nanosecond (more than one
+	// request per nanosecond). redis-cell's text for it is "Zero rates are
+	// not supported".
 	ErrZeroRate = errors.New("gcra: zero rates are not supported")
 
 	// ErrNegative means max_burst, count or period is negative. redis-cell
@@ -52,19 +68,25 @@ const (
 	nsPerMillisecond = 1_000_000
 )
 
-// Params are the CL.THROTTLE arguments, as given: Period in whole seconds.
-// Nothing but the TAT is stored, so they may differ from call to call for
-// the same key. The zero value is invalid (ErrZeroRate).
+// Params are the CL.THROTTLE arguments, as given: Period in whole seconds,
+// or in whole milliseconds with Millis (CL.THROTTLEMS). Nothing but the TAT
+// is stored, so they may differ from call to call for the same key. The
+// zero value is invalid (ErrZeroRate).
 type Params struct {
 	// MaxBurst is max_burst: the limit is MaxBurst+1 unit requests at once.
 	MaxBurst int64
 	// Count is the number of requests allowed per Period.
 	Count int64
-	// Period is the length of the period in whole seconds.
+	// Period is the length of the period in whole seconds, or whole
+	// milliseconds with Millis.
 	Period int64
 	// Quantity is the cost of this request in units (CL.THROTTLE's default
 	// is 1). 0 peeks and refreshes, a negative value refunds.
 	Quantity int64
+	// Millis selects CL.THROTTLEMS's unit: Period in milliseconds, the
+	// emission interval an exact integer quotient, and RetryAfter and
+	// ResetAfter in milliseconds rounded up from nanoseconds.
+	Millis bool
 }
 
 // Validate returns the error Throttle and Peek return for p whatever the
@@ -92,11 +114,12 @@ type Result struct {
 	// Remaining is how many unit requests would be allowed right now, in
 	// [0, Limit].
 	Remaining int64
-	// RetryAfter is the seconds until this request would be allowed; -1 when
-	// it was allowed or when quantity > limit (it can never be allowed).
+	// RetryAfter is the seconds (milliseconds with Params.Millis) until
+	// this request would be allowed; -1 when it was allowed or when
+	// quantity > limit (it can never be allowed).
 	RetryAfter int64
-	// ResetAfter is the seconds until the key is idle again (Remaining ==
-	// Limit).
+	// ResetAfter is the seconds (milliseconds with Params.Millis) until the
+	// key is idle again (Remaining == Limit).
 	ResetAfter int64
 
 	// Write is true when the key must be set to NewTAT with a TTL of TTL
@@ -104,9 +127,11 @@ type Result struct {
 	Write bool
 	// NewTAT is the value to store, in Unix nanoseconds; valid when Write.
 	NewTAT int64
-	// TTL is NewTAT-now in nanoseconds, valid when Write. The caller sets
+	// TTL is NewTAT-now in nanoseconds, valid when Write. CL.THROTTLE sets
 	// PEXPIRE to TTL truncated to whole milliseconds, as redis-cell does;
 	// 0 (quantity 0 on a missing key) makes the key expire at once.
+	// CL.THROTTLEMS keeps a key with a TTL above 0 until NewTAT rounded up
+	// to a whole millisecond, since its intervals may be far below one.
 	TTL int64
 	// Delete is true when a refund leaves the TAT at or before now, so the
 	// key holds nothing and must be removed (a no-op if it is missing).
@@ -146,16 +171,23 @@ func newRates(p Params) (rates, error) {
 	if p.Count == 0 || p.Period == 0 {
 		return rates{}, ErrZeroRate
 	}
-	ei := emissionInterval(p.Period, p.Count)
+	var ei int64
+	fits := true
+	if p.Millis {
+		ei, fits = emissionIntervalMillis(p.Period, p.Count)
+	} else {
+		ei = emissionInterval(p.Period, p.Count)
+		// Saturated: period/count is beyond int64 nanoseconds (a
+		// quotient below 2^63 truncates to at most 2^63-1024).
+		fits = ei != math.MaxInt64
+	}
 	if ei == 0 {
-		return rates{}, ErrZeroRate
+		return rates{}, ErrZeroRate // below one nanosecond
 	}
 	if p.MaxBurst < 0 || p.Count < 0 || p.Period < 0 {
 		return rates{}, ErrNegative
 	}
-	if ei == math.MaxInt64 {
-		// Saturated: period/count is beyond int64 nanoseconds (a
-		// quotient below 2^63 truncates to at most 2^63-1024).
+	if !fits {
 		return rates{}, ErrOverflow
 	}
 	limit, ok := add(p.MaxBurst, 1)
@@ -187,6 +219,29 @@ func emissionInterval(period, count int64) int64 {
 		return math.MinInt64
 	}
 	return int64(q)
+}
+
+// emissionIntervalMillis is CL.THROTTLEMS's emission interval: period·1e6/count
+// in integer nanoseconds (period in milliseconds), the product exact in 128
+// bits, truncated toward zero. fits is false when the quotient is beyond
+// int64; ei is then saturated, with the quotient's sign. count must not be 0.
+func emissionIntervalMillis(period, count int64) (ei int64, fits bool) {
+	hi, lo := bits.Mul64(abs(period), nsPerMillisecond)
+	c := abs(count)
+	q := uint64(math.MaxUint64) // the quotient needs more than 64 bits
+	if hi < c {
+		q, _ = bits.Div64(hi, lo, c)
+	}
+	negative := (period < 0) != (count < 0)
+	switch {
+	case q > math.MaxInt64 && negative:
+		return math.MinInt64, q == 1<<63
+	case q > math.MaxInt64:
+		return math.MaxInt64, false
+	case negative:
+		return -int64(q), true
+	}
+	return int64(q), true
 }
 
 // periodFloat returns period·1e9 as a float64 rounded once from the
@@ -253,7 +308,7 @@ func throttle(tat int64, hasTAT bool, now int64, p Params) (Result, error) {
 			r.Limited = true
 			if rt.inc <= rt.dvt {
 				// held + inc - dvt > 0, with 0 <= dvt - inc <= dvt.
-				r.RetryAfter = seconds(held - (rt.dvt - rt.inc))
+				r.RetryAfter = p.replyUnits(held - (rt.dvt - rt.inc))
 			}
 			ttl = held // a limited call leaves the key as it is
 		} else {
@@ -266,7 +321,7 @@ func throttle(tat int64, hasTAT bool, now int64, p Params) (Result, error) {
 		}
 	}
 	r.Remaining = remaining(rt, ttl)
-	r.ResetAfter = seconds(ttl)
+	r.ResetAfter = p.replyUnits(ttl)
 	return r, nil
 }
 
@@ -294,4 +349,24 @@ func seconds(d int64) int64 {
 		s++
 	}
 	return s
+}
+
+// replyUnits converts a non-negative duration to the reply's unit: seconds
+// or, with Millis, milliseconds.
+func (p Params) replyUnits(d int64) int64 {
+	if p.Millis {
+		return milliseconds(d)
+	}
+	return seconds(d)
+}
+
+// milliseconds converts a non-negative duration to CL.THROTTLEMS's reply
+// milliseconds, rounded up from nanoseconds: 1 ns → 1, exactly 2 ms → 2. A
+// limited call therefore never replies retry_after 0.
+func milliseconds(d int64) int64 {
+	ms := d / nsPerMillisecond
+	if d%nsPerMillisecond != 0 {
+		ms++
+	}
+	return ms
 }

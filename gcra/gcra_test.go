@@ -365,6 +365,22 @@ func TestThrottleErrors(t *testing.T) {
 		{"TAT + inc overflows on an allowed call", math.MaxInt64 - 10, true, math.MaxInt64 - 100e9, pr(5, 1, 60, 1), ErrOverflow},
 		{"largest period, quantity 1", 0, false, t0, pr(0, 1, 9223372036, 1), ErrOverflow},
 		{"TAT - now overflows", math.MaxInt64, true, math.MinInt64, pr(5, 1, 60, 0), ErrOverflow},
+		// CL.THROTTLEMS: the same errors in the same order.
+		{"ms count 0", 0, false, t0, prms(5, 0, 1000, 1), ErrZeroRate},
+		{"ms period 0", 0, false, t0, prms(5, 1, 0, 1), ErrZeroRate},
+		{"ms ei just under 1 ns (1000001 per ms)", 0, false, t0, prms(5, 1000001, 1, 1), ErrZeroRate},
+		{"ms ei 0.5 ns, as 5 2000000000 1", 0, false, t0, prms(5, 2000000000, 1000, 1), ErrZeroRate},
+		{"ms ei -0.5 ns", 0, false, t0, prms(5, -2000000000, 1000, 1), ErrZeroRate},
+		{"ms count MaxInt64", 0, false, t0, prms(5, math.MaxInt64, 1, 1), ErrZeroRate},
+		{"ms negative burst", 0, false, t0, prms(-1, 1, 1000, 1), ErrNegative},
+		{"ms negative count", 0, false, t0, prms(5, -1, 1000, 1), ErrNegative},
+		{"ms negative period", 0, false, t0, prms(5, 1, -1000, 1), ErrNegative},
+		{"ms negative period past int64 ns", 0, false, t0, prms(5, 1, math.MinInt64, 1), ErrNegative},
+		{"ms smallest overflowing period", 0, false, t0, prms(0, 1, 9223372036855, 0), ErrOverflow},
+		{"ms period MaxInt64", 0, false, t0, prms(0, 1, math.MaxInt64, 0), ErrOverflow},
+		{"ms dvt overflows", 0, false, t0, prms(1e9, 1, 60000, 1), ErrOverflow},
+		{"ms quantity cost overflows", 0, false, t0, prms(5, 1, 60000, 153722868), ErrOverflow},
+		{"ms largest period, quantity 1", 0, false, t0, prms(0, 1, 9223372036854, 1), ErrOverflow},
 	}
 	for i, tt := range tests {
 		r, err := Throttle(tt.tat, tt.has, tt.now, tt.p)
@@ -420,6 +436,7 @@ func TestThrottleDoesNotAllocate(t *testing.T) {
 		}
 		_, _ = Peek(tat, has, now, p)
 		_, _ = Throttle(0, false, now, pr(5, 0, 1, 1)) // error path
+		_, _ = Throttle(tat, has, now, prms(100, 1000, 1, 1))
 	})
 	if allocs != 0 {
 		t.Errorf("have %v allocs per run, want 0", allocs)
@@ -536,6 +553,12 @@ func TestValidate(t *testing.T) {
 		{pr(-1, 1, 60, 1), ErrNegative},
 		{pr(5, 1, 9e18, 1), ErrOverflow},
 		{pr(5, 1, 60, 153722868), ErrOverflow},
+		{prms(5, 1, 60000, 1), nil},
+		{prms(5, 1000, 1, 1), nil},
+		{prms(0, 1, 9223372036854, 0), nil},
+		{prms(5, 1000001, 1, 1), ErrZeroRate},
+		{prms(-1, 1, 1, 1), ErrNegative},
+		{prms(5, 1, 9223372036855, 0), ErrOverflow},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, tt.p.Validate(), "%+v", tt.p)
