@@ -662,15 +662,16 @@ func cmdConfigGet(c *Conn, args [][]byte) {
 			if p, ok := config.Lookup(string(pat)); ok && !seen[strings.ToLower(string(pat))] {
 				seen[strings.ToLower(string(pat))] = true
 				names = append(names, string(pat))
-				values = append(values, c.srv.cfg.Get(p.Name))
+				values = append(values, c.srv.cfg.Get(p))
 			}
 			continue
 		}
 		for _, n := range config.Names() {
 			if !seen[n] && glob.Match(pat, []byte(n), true) {
 				seen[n] = true
+				p, _ := config.Lookup(n)
 				names = append(names, n)
-				values = append(values, c.srv.cfg.Get(n))
+				values = append(values, c.srv.cfg.Get(p))
 			}
 		}
 	}
@@ -741,7 +742,7 @@ func cmdConfigSet(c *Conn, args [][]byte) {
 	}
 	cfg := c.srv.cfg
 	for i, ch := range changes {
-		if ch.name == "appendonly" && c.srv.persist != nil {
+		if ch.name == config.AppendOnly.Name() && c.srv.persist != nil {
 			if msg := c.setAppendOnly(ch.value == "yes"); msg != "" {
 				c.WriteError(msg)
 				return
@@ -752,7 +753,8 @@ func cmdConfigSet(c *Conn, args [][]byte) {
 	}
 	old := make([]string, len(changes))
 	for i, ch := range changes {
-		old[i] = cfg.Get(ch.name)
+		p, _ := config.Lookup(ch.name)
+		old[i] = cfg.Get(p)
 		if err := cfg.SetRuntime(ch.name, ch.value); err != nil {
 			for j := i - 1; j >= 0; j-- { // all or nothing, as Redis
 				cfg.Set(changes[j].name, old[j])
@@ -761,7 +763,6 @@ func cmdConfigSet(c *Conn, args [][]byte) {
 			return
 		}
 	}
-	c.srv.applyConfig()
 	c.srv.log.Info("CONFIG SET", "id", c.id, "addr", c.addr, "params", len(changes))
 	c.WriteOK()
 }
@@ -1094,7 +1095,7 @@ func (s *Server) port() string {
 			return p
 		}
 	}
-	return s.cfg.Get("port")
+	return strconv.FormatInt(s.cfg.Int(config.Port), 10)
 }
 
 func infoServer(c *Conn, ib *infoBuilder) {
@@ -1197,7 +1198,7 @@ func infoPersistence(c *Conn, ib *infoBuilder) {
 	s := c.srv
 	if s.persist == nil { // a server without persistence (tests): idle values
 		aof := int64(0)
-		if s.cfg.Get("appendonly") == "yes" {
+		if s.cfg.Bool(config.AppendOnly) {
 			aof = 1
 		}
 		ib.num("loading", 0)
