@@ -58,38 +58,27 @@ func run(args []string) int {
 	}
 
 	level := new(slog.LevelVar)
-	level.Set(logLevel(cfg.Get("loglevel")))
+	level.Set(logLevel(cfg.String(config.LogLevel)))
+	cfg.OnChange(config.LogLevel, func(v string) { level.Set(logLevel(v)) })
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	var mgr *persist.Manager // set once the data is loaded
-	cfg.OnChange = func(name, value string) {
-		switch name {
-		case "loglevel":
-			level.Set(logLevel(value))
-		case "appendfsync":
-			if mgr != nil {
-				mgr.SetFsync(value)
-			}
-		}
-	}
 
-	if err := os.MkdirAll(cfg.Get("dir"), 0o755); err != nil {
-		log.Error("cannot create data directory", "dir", cfg.Get("dir"), "err", err)
+	if err := os.MkdirAll(cfg.String(config.Dir), 0o755); err != nil {
+		log.Error("cannot create data directory", "dir", cfg.String(config.Dir), "err", err)
 		return 1
 	}
 
-	store := shards.New(shards.Options{Shards: int(cfg.Int("shards"))})
+	store := shards.New(shards.Options{Shards: int(cfg.Int(config.Shards))})
 	defer store.Close()
 	stopRelease := make(chan struct{})
 	defer close(stopRelease)
 	go releaseMemory(stopRelease, store.Dropped)
 
 	srv := server.New(store, cfg, log)
-	m, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
 	if err != nil {
-		log.Error("cannot load the data; not starting", "dir", cfg.Get("dir"), "err", err)
+		log.Error("cannot load the data; not starting", "dir", cfg.String(config.Dir), "err", err)
 		return 1
 	}
-	mgr = m
 	// Only now: while the log replays, no key counts as expired (a later
 	// record may extend its deadline); persist.Open purged the ones whose
 	// deadline has passed.

@@ -26,7 +26,7 @@ type Engine struct {
 	jr      atomic.Pointer[JournalRef] // nil: no append-only log; see SetJournal
 	persist *persist.Manager           // nil: no persistence (SAVE etc. refuse); see persist.go
 
-	// Hot-path copies of mutable config, refreshed by applyConfig.
+	// Hot-path copies of mutable config, kept current by watchConfig.
 	maxBulk    atomic.Int64
 	queryLimit atomic.Int64
 	password   atomic.Pointer[string]
@@ -50,9 +50,6 @@ type Host interface {
 	ConnStats() ConnStats
 	// ResetStats zeroes the counters CONFIG RESETSTAT resets.
 	ResetStats()
-	// ApplyConfig refreshes the runtime's copies of mutable parameters
-	// after CONFIG SET.
-	ApplyConfig()
 	// Port is the port clients connect to.
 	Port() string
 	// Closing reports whether the runtime is shutting down.
@@ -82,7 +79,7 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 		start:    time.Now(),
 		errStats: make(map[string]int64),
 	}
-	e.applyConfig()
+	e.watchConfig()
 	return e
 }
 
@@ -101,17 +98,29 @@ func (e *Engine) QueryLimit() int64 { return e.queryLimit.Load() }
 // TotalCommands is total_commands_processed.
 func (e *Engine) TotalCommands() int64 { return e.totalCommands.Load() }
 
-// applyConfig refreshes the hot-path copies of mutable parameters, the
-// engine's and its host's. It runs at start and after every CONFIG SET.
-func (e *Engine) applyConfig() {
-	e.maxBulk.Store(e.cfg.Int("proto-max-bulk-len"))
-	e.queryLimit.Store(e.cfg.Int("client-query-buffer-limit"))
-	pw := e.cfg.Get("requirepass")
-	e.password.Store(&pw)
+// watchConfig loads the engine's hot-path copies of mutable parameters
+// and registers the change hooks that keep each one current.
+func (e *Engine) watchConfig() {
+	cfg := e.cfg
 	// Process-wide: the sorted-set code reads them on every insertion.
-	shards.SetZSetLimits(e.cfg.Int("zset-max-listpack-entries"), e.cfg.Int("zset-max-listpack-value"))
-	if e.host != nil {
-		e.host.ApplyConfig()
+	zset := func() {
+		shards.SetZSetLimits(cfg.Int(config.ZSetMaxListpackEntries), cfg.Int(config.ZSetMaxListpackValue))
+	}
+	for _, w := range []struct {
+		key   config.Key
+		apply func()
+	}{
+		{config.ProtoMaxBulkLen, func() { e.maxBulk.Store(cfg.Int(config.ProtoMaxBulkLen)) }},
+		{config.ClientQueryBufferLimit, func() { e.queryLimit.Store(cfg.Int(config.ClientQueryBufferLimit)) }},
+		{config.RequirePass, func() {
+			pw := cfg.String(config.RequirePass)
+			e.password.Store(&pw)
+		}},
+		{config.ZSetMaxListpackEntries, zset},
+		{config.ZSetMaxListpackValue, zset},
+	} {
+		w.apply()
+		cfg.OnChange(w.key, func(string) { w.apply() })
 	}
 }
 

@@ -49,7 +49,6 @@ type testServer struct {
 	wg        sync.WaitGroup
 	nextID    atomic.Int64
 	closing   atomic.Bool
-	applied   atomic.Int64 // ApplyConfig calls
 	shutdowns chan *ShutdownRequest
 	received  atomic.Int64
 	netIn     atomic.Int64
@@ -236,7 +235,6 @@ func (ts *testServer) ResetStats() {
 	ts.netOut.Store(0)
 }
 
-func (ts *testServer) ApplyConfig()  { ts.applied.Add(1) }
 func (ts *testServer) Port() string  { _, p, _ := net.SplitHostPort(ts.addr); return p }
 func (ts *testServer) Closing() bool { return ts.closing.Load() }
 

@@ -661,15 +661,16 @@ func cmdConfigGet(c *Client, args [][]byte) {
 			if p, ok := config.Lookup(string(pat)); ok && !seen[strings.ToLower(string(pat))] {
 				seen[strings.ToLower(string(pat))] = true
 				names = append(names, string(pat))
-				values = append(values, c.eng.cfg.Get(p.Name))
+				values = append(values, c.eng.cfg.Get(p))
 			}
 			continue
 		}
 		for _, n := range config.Names() {
 			if !seen[n] && glob.Match(pat, []byte(n), true) {
 				seen[n] = true
+				p, _ := config.Lookup(n)
 				names = append(names, n)
-				values = append(values, c.eng.cfg.Get(n))
+				values = append(values, c.eng.cfg.Get(p))
 			}
 		}
 	}
@@ -740,7 +741,7 @@ func cmdConfigSet(c *Client, args [][]byte) {
 	}
 	cfg := c.eng.cfg
 	for i, ch := range changes {
-		if ch.name == "appendonly" && c.eng.persist != nil {
+		if ch.name == config.AppendOnly.Name() && c.eng.persist != nil {
 			if msg := c.setAppendOnly(ch.value == "yes"); msg != "" {
 				c.WriteError(msg)
 				return
@@ -751,7 +752,8 @@ func cmdConfigSet(c *Client, args [][]byte) {
 	}
 	old := make([]string, len(changes))
 	for i, ch := range changes {
-		old[i] = cfg.Get(ch.name)
+		p, _ := config.Lookup(ch.name)
+		old[i] = cfg.Get(p)
 		if err := cfg.SetRuntime(ch.name, ch.value); err != nil {
 			for j := i - 1; j >= 0; j-- { // all or nothing, as Redis
 				cfg.Set(changes[j].name, old[j])
@@ -760,7 +762,6 @@ func cmdConfigSet(c *Client, args [][]byte) {
 			return
 		}
 	}
-	c.eng.applyConfig()
 	c.eng.log.Info("CONFIG SET", "id", c.ID, "addr", c.Addr, "params", len(changes))
 	c.WriteOK()
 }
@@ -1120,7 +1121,7 @@ func infoClients(c *Client, ib *infoBuilder) {
 	}
 	ib.num("connected_clients", int64(len(clients)))
 	ib.num("cluster_connections", 0)
-	ib.num("maxclients", s.cfg.Int("maxclients"))
+	ib.num("maxclients", s.cfg.Int(config.MaxClients))
 	ib.num("client_recent_max_input_buffer", maxQbuf)
 	ib.num("client_recent_max_output_buffer", 0)
 	ib.num("blocked_clients", 0)
@@ -1184,7 +1185,7 @@ func infoPersistence(c *Client, ib *infoBuilder) {
 	s := c.eng
 	if s.persist == nil { // a server without persistence (tests): idle values
 		aof := int64(0)
-		if s.cfg.Get("appendonly") == "yes" {
+		if s.cfg.Bool(config.AppendOnly) {
 			aof = 1
 		}
 		ib.num("loading", 0)

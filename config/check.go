@@ -116,23 +116,40 @@ func shardsCheck(v string) (string, error) {
 	return strconv.FormatInt(n, 10), nil
 }
 
-// saveCheck validates "seconds changes [seconds changes ...]" pairs, as
-// Redis does: seconds at least 1, changes at least 0 (a rule of 0 seconds
-// was due on every tick: a BGSAVE every second, forever).
+// saveCheck validates "seconds changes [seconds changes ...]" pairs (see
+// parseSave) and returns them separated by single spaces.
 func saveCheck(v string) (string, error) {
+	rules, err := parseSave(v)
+	if err != nil || len(rules) == 0 {
+		return "", err
+	}
+	return strings.Join(strings.Fields(v), " "), nil
+}
+
+// parseSave parses the save parameter as Redis does: seconds at least 1,
+// changes at least 0 (a rule of 0 seconds was due on every tick: a BGSAVE
+// every second, forever). No words, or only empty quotes, is no rule.
+func parseSave(v string) ([]SaveRule, error) {
 	f := strings.Fields(v)
 	if len(f) == 1 && (f[0] == `""` || f[0] == "''") {
-		return "", nil
+		return nil, nil
 	}
 	if len(f)%2 != 0 {
-		return "", errInvalidSave
+		return nil, errInvalidSave
 	}
-	for i, w := range f {
-		if n, err := strconv.ParseInt(w, 10, 64); err != nil || n < 1-int64(i%2) {
-			return "", errInvalidSave
+	var rules []SaveRule
+	for i := 0; i < len(f); i += 2 {
+		s, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil || s < 1 {
+			return nil, errInvalidSave
 		}
+		n, err := strconv.ParseInt(f[i+1], 10, 64)
+		if err != nil || n < 0 {
+			return nil, errInvalidSave
+		}
+		rules = append(rules, SaveRule{Seconds: s, Changes: n})
 	}
-	return strings.Join(f, " "), nil
+	return rules, nil
 }
 
 // errInvalidSave is Redis's text for a bad save parameter.

@@ -2,6 +2,8 @@
 // names: the table that main reads flags and config files through, and that
 // CONFIG GET / CONFIG SET use at run time. Keeping one table means a
 // parameter has one name, one default and one validator wherever it is set.
+// Code reads values through typed keys (keys.go) and follows changes with
+// OnChange hooks.
 package config
 
 import (
@@ -10,7 +12,6 @@ import (
 	"math"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -49,7 +50,7 @@ var Params = []Param{
 	{Name: "save", Default: "3600 1 300 100 60 10000", Mutable: true, Usage: `snapshot rules "seconds changes ..." ("" disables)`, Check: saveCheck},
 	{Name: "stop-writes-on-bgsave-error", Default: "yes", Mutable: true, Usage: "refuse writes while save rules are set and the last background save failed, until a save succeeds (as Redis)", Check: yesNo},
 	{Name: "appendonly", Default: "yes", Mutable: true, Usage: "keep an append-only log (yes/no; CONFIG SET yes writes it from the dataset in the background, as Redis)", Check: yesNo},
-	{Name: "appendfsync", Default: "everysec", Mutable: true, Usage: "fsync the log: always (before replying), everysec or no", Check: oneOf("everysec", "always", "no")},
+	{Name: "appendfsync", Default: "everysec", Mutable: true, Usage: "fsync the log: always (before replying), everysec or no", Check: oneOf(fsyncNames[:]...)},
 	{Name: "appendfilename", Default: "appendonly.aof", Usage: "base name of the append-only log files", Check: fileName},
 	{Name: "appenddirname", Default: "appendonlydir", Usage: "directory of the append-only log files, inside dir", Check: fileName},
 	{Name: "dbfilename", Default: "dump.rkv", Usage: "snapshot file (ratekv's format, not RDB), inside dir", Check: fileName},
@@ -76,46 +77,82 @@ func Lookup(name string) (*Param, bool) {
 	return nil, false
 }
 
-// Config is a set of parameter values. It is safe for concurrent use;
-// readers on hot paths should cache typed values (see Server in package server).
+// Config is a set of parameter values, read through the typed keys. Create
+// it with New. It is safe for concurrent use; readers on hot paths should
+// cache typed values, refreshed by a change hook (see Server in package
+// server).
 type Config struct {
-	mu   sync.RWMutex
-	vals map[string]string
-	// OnChange, if set, is called after a successful Set with the canonical
-	// value, outside the lock.
-	OnChange func(name, value string)
+	// setMu serializes Set with the hooks it runs, so that hooks see the
+	// changes in the order they were made.
+	setMu sync.Mutex
+	mu    sync.RWMutex // guards vals and hooks
+	vals  []value      // by index in Params
+	hooks [][]func(value string)
 }
 
 // New returns a Config holding every default.
 func New() *Config {
-	c := &Config{vals: make(map[string]string, len(Params))}
-	for _, p := range Params {
+	c := &Config{vals: make([]value, len(Params)), hooks: make([][]func(string), len(Params))}
+	for i, p := range Params {
 		v, err := p.Check(p.Default)
 		if err != nil {
 			panic(fmt.Sprintf("config: bad default for %s: %v", p.Name, err))
 		}
-		c.vals[p.Name] = v
+		c.vals[i] = parse(kinds[i], v)
 	}
 	return c
 }
 
-// Get returns the canonical value of name ("" for an unknown name).
-func (c *Config) Get(name string) string {
+func (c *Config) get(i int) value {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if v, ok := c.vals[name]; ok {
-		return v
-	}
-	if p, ok := Lookup(name); ok { // an alias
-		return c.vals[p.Name]
-	}
-	return ""
+	return c.vals[i]
 }
 
-// Int returns the value of a numeric parameter.
-func (c *Config) Int(name string) int64 {
-	n, _ := strconv.ParseInt(c.Get(name), 10, 64)
-	return n
+// String returns the value of a text parameter.
+func (c *Config) String(k StringKey) string { return c.get(k.index()).text }
+
+// Int returns the value of an integer or memory parameter.
+func (c *Config) Int(k IntKey) int64 { return c.get(k.index()).num }
+
+// Bool reports whether a yes/no parameter is yes.
+func (c *Config) Bool(k BoolKey) bool { return c.get(k.index()).num != 0 }
+
+// SaveRules returns the save rules, none when saving is disabled. The
+// slice is shared: callers must not modify it.
+func (c *Config) SaveRules() []SaveRule { return c.get(Save.index()).rules }
+
+// Fsync returns the appendfsync policy.
+func (c *Config) Fsync() FsyncPolicy { return FsyncPolicy(c.get(AppendFsync.index()).num) }
+
+// Get returns the canonical value of p, an entry of Params (CONFIG GET), or
+// "" for any other.
+func (c *Config) Get(p *Param) string {
+	i := index(p)
+	if i < 0 {
+		return ""
+	}
+	return c.get(i).text
+}
+
+// index returns the position of p in Params, -1 if p is not an entry of it.
+func index(p *Param) int {
+	for i := range Params {
+		if &Params[i] == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// OnChange registers fn to be called with the canonical value after every
+// successful Set of k's parameter (under either of its names). Hooks run
+// one Set at a time, in the order they were registered, outside the lock
+// of the values; a hook must not call Set.
+func (c *Config) OnChange(k Key, fn func(value string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hooks[k.index()] = append(c.hooks[k.index()], fn)
 }
 
 // ErrUnknown is returned for a parameter name not in Params.
@@ -135,11 +172,16 @@ func (c *Config) Set(name, value string) error {
 	if err != nil {
 		return err
 	}
+	i := index(p)
+	val := parse(kinds[i], v)
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
 	c.mu.Lock()
-	c.vals[p.Name] = v
+	c.vals[i] = val
+	hooks := c.hooks[i]
 	c.mu.Unlock()
-	if c.OnChange != nil {
-		c.OnChange(p.Name, v)
+	for _, fn := range hooks {
+		fn(v)
 	}
 	return nil
 }

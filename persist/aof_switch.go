@@ -36,6 +36,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+
+	"github.com/ratekv/ratekv/config"
 )
 
 // Hooks connect a switch of appendonly to the server that journals the
@@ -78,11 +80,11 @@ func (m *Manager) SetAppendOnly(on bool, h Hooks) error {
 		if err := m.startAOF(h); err != nil {
 			return err
 		}
-		m.cfg.Set("appendonly", "yes")
+		m.cfg.Set(config.AppendOnly.Name(), "yes")
 		return nil
 	}
 	m.stopAOF(h)
-	m.cfg.Set("appendonly", "no")
+	m.cfg.Set(config.AppendOnly.Name(), "no")
 	return nil
 }
 
@@ -103,8 +105,7 @@ func (m *Manager) startAOF(h Hooks) error {
 	if err != nil {
 		return err
 	}
-	policy, _ := ParsePolicy(m.cfg.Get("appendfsync"))
-	l := openLog(wrapped(f), filepath.Base(path), 0, policy, m.logger)
+	l := openLog(wrapped(f), filepath.Base(path), 0, m.cfg.Fsync(), m.logger)
 	m.log, m.first = l, true
 	m.rewriteBaseSize = 0
 	h.Attach(l)

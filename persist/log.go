@@ -60,40 +60,19 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratekv/ratekv/config"
 )
 
-// Policy is an appendfsync setting.
-type Policy int32
+// Policy is the appendfsync setting, as package config parses it.
+type Policy = config.FsyncPolicy
 
 // The appendfsync policies.
 const (
-	FsyncEverysec Policy = iota
-	FsyncAlways
-	FsyncNo
+	FsyncEverysec = config.FsyncEverysec
+	FsyncAlways   = config.FsyncAlways
+	FsyncNo       = config.FsyncNo
 )
-
-// ParsePolicy parses an appendfsync value.
-func ParsePolicy(s string) (Policy, bool) {
-	switch s {
-	case "always":
-		return FsyncAlways, true
-	case "everysec":
-		return FsyncEverysec, true
-	case "no":
-		return FsyncNo, true
-	}
-	return FsyncEverysec, false
-}
-
-func (p Policy) String() string {
-	switch p {
-	case FsyncAlways:
-		return "always"
-	case FsyncNo:
-		return "no"
-	}
-	return "everysec"
-}
 
 // ErrClosed is returned by Sync once the log is closed.
 var ErrClosed = errors.New("persist: log closed")

@@ -69,8 +69,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,7 +82,8 @@ import (
 type Options struct {
 	// Config supplies dir, appendonly, appendfsync, appendfilename,
 	// appenddirname, dbfilename, save, auto-aof-rewrite-percentage,
-	// auto-aof-rewrite-min-size, aof-load-truncated and aof-load-corrupt.
+	// auto-aof-rewrite-min-size, aof-load-truncated and aof-load-corrupt;
+	// Open registers the change hook of appendfsync on it.
 	Config *config.Config
 	Store  *shards.Store
 	// Replay runs log records through the command table, in order, and
@@ -193,10 +192,10 @@ func Open(opts Options) (*Manager, error) {
 		m.logger = slog.New(slog.DiscardHandler)
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
-	dir := cfg.Get("dir")
-	m.dumpPath = filepath.Join(dir, cfg.Get("dbfilename"))
-	m.aofDir = filepath.Join(dir, cfg.Get("appenddirname"))
-	m.aofName = cfg.Get("appendfilename")
+	dir := cfg.String(config.Dir)
+	m.dumpPath = filepath.Join(dir, cfg.String(config.DBFilename))
+	m.aofDir = filepath.Join(dir, cfg.String(config.AppendDirname))
+	m.aofName = cfg.String(config.AppendFilename)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -204,7 +203,7 @@ func Open(opts Options) (*Manager, error) {
 	os.Remove(m.tempIncrPath()) // a switch to appendonly yes that a crash interrupted
 	start := time.Now()
 	var err error
-	if cfg.Get("appendonly") == "yes" {
+	if cfg.Bool(config.AppendOnly) {
 		err = m.openAOF()
 	} else if _, serr := os.Stat(m.dumpPath); serr == nil {
 		err = m.loadSnapshotFile(m.dumpPath)
@@ -217,6 +216,7 @@ func Open(opts Options) (*Manager, error) {
 	}
 	m.purgeExpired()
 	m.store.ResetDirty()
+	cfg.OnChange(config.AppendFsync, m.applyFsync)
 	m.logger.Info("data loaded", "snapshot_keys", m.loadedKeys, "expired_skipped", m.loadedExpired,
 		"log_records", m.replayed, "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()),
 		"fsync", fsyncMethod())
@@ -271,8 +271,7 @@ func (m *Manager) openAOF() error {
 		f.Close()
 		return err
 	}
-	policy, _ := ParsePolicy(m.cfg.Get("appendfsync"))
-	m.log = openLog(wrapped(f), last, st.Size(), policy, m.logger)
+	m.log = openLog(wrapped(f), last, st.Size(), m.cfg.Fsync(), m.logger)
 	m.rewriteBaseSize = m.aofSize()
 	return nil
 }
@@ -454,7 +453,7 @@ func (m *Manager) replayFile(i int, last bool) error {
 			return truncateFile(path, size)
 		}
 		return nil
-	case errors.As(err, &torn) && last && m.cfg.Get("aof-load-truncated") == "yes":
+	case errors.As(err, &torn) && last && m.cfg.Bool(config.AOFLoadTruncated):
 		m.logger.Warn("the append-only file ends with an incomplete record (torn write after a crash); truncating it",
 			"file", path, "offset", torn.Offset, "bytes_dropped", torn.Size-torn.Offset, "records_loaded", n)
 		return truncateFile(path, torn.Offset)
@@ -466,7 +465,7 @@ func (m *Manager) replayFile(i int, last bool) error {
 	default:
 		return fmt.Errorf("%s: record at offset %d: %w", path, at, err)
 	}
-	if m.cfg.Get("aof-load-corrupt") != "truncate" {
+	if m.cfg.String(config.AOFLoadCorrupt) != "truncate" {
 		return fmt.Errorf("%w; refusing to start: restart with --aof-load-corrupt truncate to keep the %d bytes before offset %d and move the rest aside (later append-only files too)",
 			corrupt, corrupt.Offset, corrupt.Offset)
 	}
@@ -646,12 +645,12 @@ func (m *Manager) Journal() *Log {
 	return m.log
 }
 
-// SetFsync changes the appendfsync policy (CONFIG SET appendfsync).
-func (m *Manager) SetFsync(value string) {
+// applyFsync is the change hook of appendfsync: the log follows it.
+func (m *Manager) applyFsync(string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p, ok := ParsePolicy(value); ok && m.log != nil {
-		m.log.SetPolicy(p)
+	if m.log != nil {
+		m.log.SetPolicy(m.cfg.Fsync())
 	}
 }
 
@@ -689,10 +688,10 @@ func (m *Manager) cron(now time.Time) {
 		return
 	}
 	changes := m.store.Dirty() - m.dirtyBase
-	for _, r := range saveRules(m.cfg.Get("save")) {
-		if changes >= r.changes && now.Sub(m.lastSave) > r.after &&
+	for _, r := range m.cfg.SaveRules() {
+		if changes >= r.Changes && now.Sub(m.lastSave) > saveAfter(r) &&
 			(m.lastBgsaveOK || now.Sub(m.lastBgsaveTry) > bgsaveRetry) {
-			m.logger.Info("save rule met, saving in the background", "changes", changes, "seconds", int64(r.after/time.Second))
+			m.logger.Info("save rule met, saving in the background", "changes", changes, "seconds", int64(saveAfter(r)/time.Second))
 			m.startBgsaveLocked()
 			return
 		}
@@ -714,40 +713,25 @@ func (m *Manager) cron(now time.Time) {
 		m.startRewriteLocked()
 		return
 	}
-	perc := m.cfg.Int("auto-aof-rewrite-percentage")
+	perc := m.cfg.Int(config.AutoAOFRewritePercentage)
 	if perc <= 0 {
 		return
 	}
 	cur, base := m.aofSize(), max(m.rewriteBaseSize, 1)
-	if cur > m.cfg.Int("auto-aof-rewrite-min-size") && cur*100/base-100 >= perc {
+	if cur > m.cfg.Int(config.AutoAOFRewriteMinSize) && cur*100/base-100 >= perc {
 		m.logger.Info("append-only file grew past the rewrite threshold, rewriting", "size", cur, "base_size", base, "growth_percent", cur*100/base-100)
 		m.startRewriteLocked()
 	}
 }
 
-type saveRule struct {
-	after   time.Duration
-	changes int64
-}
-
-// saveRules parses the save parameter ("seconds changes ...").
-func saveRules(v string) []saveRule {
-	f := strings.Fields(v)
-	var out []saveRule
-	for i := 0; i+1 < len(f); i += 2 {
-		s, err1 := strconv.ParseInt(f[i], 10, 64)
-		c, err2 := strconv.ParseInt(f[i+1], 10, 64)
-		if err1 == nil && err2 == nil && s >= 1 {
-			// Seconds past what a Duration holds (292 years) never come
-			// due; multiplied, they wrapped negative and were due at once.
-			after := time.Duration(math.MaxInt64)
-			if s < math.MaxInt64/int64(time.Second) {
-				after = time.Duration(s) * time.Second
-			}
-			out = append(out, saveRule{after, c})
-		}
+// saveAfter returns how long after the last save rule r is due. Seconds
+// past what a Duration holds (292 years) never come due; multiplied, they
+// wrapped negative and were due at once.
+func saveAfter(r config.SaveRule) time.Duration {
+	if r.Seconds >= math.MaxInt64/int64(time.Second) {
+		return time.Duration(math.MaxInt64)
 	}
-	return out
+	return time.Duration(r.Seconds) * time.Second
 }
 
 // startScheduledLocked starts a scheduled rewrite or BGSAVE when nothing
@@ -1402,7 +1386,7 @@ func (m *Manager) BgsaveErr() error {
 }
 
 func (m *Manager) bgsaveErr() error {
-	if m.cfg.Get("stop-writes-on-bgsave-error") != "yes" || len(saveRules(m.cfg.Get("save"))) == 0 {
+	if !m.cfg.Bool(config.StopWritesOnBgsaveError) || len(m.cfg.SaveRules()) == 0 {
 		return nil
 	}
 	return ErrBgsaveFailed
@@ -1571,7 +1555,7 @@ func (m *Manager) finalSave(mode SaveMode) bool {
 	case SaveAlways:
 		return true
 	}
-	return len(saveRules(m.cfg.Get("save"))) > 0
+	return len(m.cfg.SaveRules()) > 0
 }
 
 // CloseSave is Close with an explicit choice about the final snapshot.

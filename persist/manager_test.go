@@ -267,7 +267,7 @@ func TestRewriteUnderLoadIsExact(t *testing.T) {
 	g := restart(t, f, cfg)
 	require.Equal(t, want, g.contents())
 	// The directory holds only what the manifest names.
-	ents, err := os.ReadDir(filepath.Join(cfg.Get("dir"), "appendonlydir"))
+	ents, err := os.ReadDir(filepath.Join(cfg.String(config.Dir), "appendonlydir"))
 	require.NoError(t, err)
 	var names []string
 	for _, e := range ents {
@@ -362,7 +362,7 @@ func TestFlushallDuringTheCapture(t *testing.T) {
 	flushDuring(g, func() error { return g.m.saveDump(g.m.ctx, true) })
 	require.NoError(t, g.m.Close())
 	h := newFakeServer(g.clock)
-	require.NoError(t, h.open(t, testConfig(t, cfg.Get("dir"), "appendonly", "no")))
+	require.NoError(t, h.open(t, testConfig(t, cfg.String(config.Dir), "appendonly", "no")))
 	t.Cleanup(func() { h.m.Close() })
 	require.Equal(t, map[string]string{first: `"w"@0`, last: `"z"@0`}, h.contents(), "the dump holds the state when its capture ended")
 }
@@ -409,7 +409,7 @@ func TestFlushallDuringTheCaptureThenAppendonlyOff(t *testing.T) {
 
 	require.NoError(t, f.m.Close())
 	g := newFakeServer(f.clock)
-	require.NoError(t, g.open(t, testConfig(t, cfg.Get("dir"), "appendonly", "no")))
+	require.NoError(t, g.open(t, testConfig(t, cfg.String(config.Dir), "appendonly", "no")))
 	t.Cleanup(func() { g.m.Close() })
 	require.Equal(t, want, g.contents(), "the dump holds the state when its capture ended")
 }
@@ -477,10 +477,10 @@ func writeSome(t *testing.T, cfg *config.Config, n int) (path string, ends []int
 		ends = append(ends, f.m.Journal().Size())
 	}
 	require.NoError(t, f.m.Close())
-	man, ok, err := readManifest(filepath.Join(cfg.Get("dir"), "appendonlydir", "appendonly.aof.manifest"))
+	man, ok, err := readManifest(filepath.Join(cfg.String(config.Dir), "appendonlydir", "appendonly.aof.manifest"))
 	require.NoError(t, err)
 	require.True(t, ok)
-	return filepath.Join(cfg.Get("dir"), "appendonlydir", man.incrs[len(man.incrs)-1].name), ends
+	return filepath.Join(cfg.String(config.Dir), "appendonlydir", man.incrs[len(man.incrs)-1].name), ends
 }
 
 func TestTornTailIsTruncated(t *testing.T) {
@@ -737,7 +737,7 @@ func TestCorruptSnapshotRefusesToStart(t *testing.T) {
 	f.exec(t, "APPEND", "k", "v")
 	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false))
 	require.NoError(t, f.m.Close())
-	base := filepath.Join(cfg.Get("dir"), "appendonlydir", f.m.man.base.name)
+	base := filepath.Join(cfg.String(config.Dir), "appendonlydir", f.m.man.base.name)
 	data, err := os.ReadFile(base)
 	require.NoError(t, err)
 	data[headerLen+3] ^= 0xff
@@ -895,7 +895,7 @@ func TestSaveClearsAFailedBgsaveStatus(t *testing.T) {
 	t.Cleanup(func() { f.m.Close() })
 	f.exec(t, "APPEND", "k", "v")
 	// A directory where the temporary file goes: creating it fails.
-	blocker := filepath.Join(dir, cfg.Get("dbfilename")+".tmp")
+	blocker := filepath.Join(dir, cfg.String(config.DBFilename)+".tmp")
 	require.NoError(t, os.Mkdir(blocker, 0o755))
 	_, err := f.m.BGSave(false)
 	require.NoError(t, err)
@@ -1094,7 +1094,7 @@ func TestCloseSaveModes(t *testing.T) {
 		require.NoError(t, f.open(t, cfg))
 		f.exec(t, "SET", "a", "1")
 		require.NoError(t, f.m.CloseSave(tt.mode))
-		_, err := os.Stat(filepath.Join(dir, cfg.Get("dbfilename")))
+		_, err := os.Stat(filepath.Join(dir, cfg.String(config.DBFilename)))
 		if gotDump := err == nil; gotDump != tt.wantDump {
 			t.Errorf("step %d (save %q, mode %d): dump written %v, want %v", i, tt.save, tt.mode, gotDump, tt.wantDump)
 		}
@@ -1225,13 +1225,23 @@ func TestRewriteRemovesWhatAFailedOneKept(t *testing.T) {
 }
 
 // A save rule's seconds past what a Duration holds never come due (they
-// wrapped negative and were due on every tick); 0 seconds is no rule.
+// wrapped negative and were due on every tick).
 func TestSaveRulesHugeSeconds(t *testing.T) {
-	rules := saveRules("9223372036854775807 1 9300000000 2 60 3 0 4")
-	require.Len(t, rules, 3)
-	require.Equal(t, time.Duration(math.MaxInt64), rules[0].after)
-	require.Equal(t, time.Duration(math.MaxInt64), rules[1].after)
-	require.Equal(t, 60*time.Second, rules[2].after)
+	for i, tt := range []struct {
+		seconds int64
+		want    time.Duration
+	}{
+		{math.MaxInt64, math.MaxInt64},
+		{9300000000, math.MaxInt64},
+		{math.MaxInt64 / int64(time.Second), math.MaxInt64},
+		{math.MaxInt64/int64(time.Second) - 1, time.Duration(math.MaxInt64/int64(time.Second)-1) * time.Second},
+		{60, 60 * time.Second},
+		{1, time.Second},
+	} {
+		if have := saveAfter(config.SaveRule{Seconds: tt.seconds, Changes: 1}); have != tt.want {
+			t.Errorf("step %d: %d seconds: have %v, want %v", i, tt.seconds, have, tt.want)
+		}
+	}
 }
 
 // A repair never overwrites what an earlier one set aside. Files set aside
@@ -1242,7 +1252,7 @@ func TestSaveRulesHugeSeconds(t *testing.T) {
 // failed.
 func TestRepairKeepsEveryFileItSetsAside(t *testing.T) {
 	cfg := testConfig(t, t.TempDir(), "aof-load-corrupt", "truncate")
-	dir := filepath.Join(cfg.Get("dir"), "appendonlydir")
+	dir := filepath.Join(cfg.String(config.Dir), "appendonlydir")
 	later := filepath.Join(dir, "appendonly.aof.9.incr.aof")
 	var keptLater, keptParts []string
 	for round := 0; round < 2; round++ {
@@ -1308,7 +1318,7 @@ func TestRepairSurvivesACrashAfterEveryStep(t *testing.T) {
 	for _, crashAt := range []string{"copied", "copied later", "manifest", "truncated"} {
 		t.Run(crashAt, func(t *testing.T) {
 			cfg := testConfig(t, t.TempDir(), "aof-load-corrupt", "truncate")
-			dir := filepath.Join(cfg.Get("dir"), "appendonlydir")
+			dir := filepath.Join(cfg.String(config.Dir), "appendonlydir")
 			f := newFakeServer(newClock())
 			require.NoError(t, f.open(t, cfg))
 			f.exec(t, "APPEND", "good", "v")

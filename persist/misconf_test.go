@@ -51,11 +51,6 @@ func start(t *testing.T, dir string, conf ...string) (*server.Server, *persist.M
 		srv.SetJournal(j)
 	}
 	srv.SetPersistence(mgr)
-	cfg.OnChange = func(name, value string) { // as main does
-		if name == "appendfsync" {
-			mgr.SetFsync(value)
-		}
-	}
 	mgr.Start()
 	require.NoError(t, srv.Listen())
 	go srv.Serve()

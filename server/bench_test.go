@@ -24,7 +24,6 @@ func BenchmarkPipeline(b *testing.B) {
 				if err := srv.cfg.Set("prefetch-batch", prefetch); err != nil {
 					b.Fatal(err)
 				}
-				srv.ApplyConfig()
 				req := func(i int) string {
 					k := "rl:" + strconv.Itoa(100000+i%nkeys)
 					switch cmd {

@@ -305,3 +305,19 @@ func TestIdleTimeoutPrompt(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigSetReachesTheRuntime: CONFIG SET of the runtime's parameters
+// reaches its hot-path copies (the change hooks of watchConfig).
+func TestConfigSetReachesTheRuntime(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxclients", "50", "Timeout", "7"))
+	require.Equal(t, int64(50), ts.srv.maxClients.Load())
+	require.Equal(t, int64(7), ts.srv.idleTimeout.Load())
+	require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "prefetch-batch", "no", "batch-replies", "no"))
+	require.Equal(t, prefetchNo, ts.srv.prefetch.Load())
+	require.False(t, ts.srv.batchReplies.Load())
+	require.Equal(t, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer\r\n",
+		r.do("CONFIG", "SET", "timeout", "9", "maxclients", "x"))
+	require.Equal(t, int64(7), ts.srv.idleTimeout.Load(), "nothing of a refused CONFIG SET is applied")
+}

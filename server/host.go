@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"net"
 	"slices"
+	"strconv"
 
 	"github.com/ratekv/ratekv/command"
+	"github.com/ratekv/ratekv/config"
 )
 
 // host is the Server as the command layer sees it (command.Host).
@@ -50,8 +52,6 @@ func (h host) ResetStats() {
 	s.netOut.Store(0)
 }
 
-func (h host) ApplyConfig() { h.s.ApplyConfig() }
-
 func (h host) Closing() bool { return h.s.closing.Load() }
 
 // Port is the port of the first listener (the configured one before
@@ -63,7 +63,7 @@ func (h host) Port() string {
 			return p
 		}
 	}
-	return s.cfg.Get("port")
+	return strconv.FormatInt(s.cfg.Int(config.Port), 10)
 }
 
 // Kill closes c for another client's CLIENT KILL: its read fails and its

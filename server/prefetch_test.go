@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/config"
 	"github.com/stretchr/testify/require"
 )
 
@@ -214,7 +215,6 @@ func TestPrefetchParsesAheadOnce(t *testing.T) {
 
 	// Off, nothing is parsed ahead.
 	require.NoError(t, ts.srv.cfg.Set("prefetch-batch", "no"))
-	ts.srv.ApplyConfig()
 	c = socketlessConn(ts.srv)
 	c.w = copy(c.buf, in)
 	require.True(t, c.runBuffered())
@@ -227,9 +227,8 @@ func TestPrefetchTouchWanted(t *testing.T) {
 	ts := newTestServer(t)
 	set := func(v string) {
 		require.NoError(t, ts.srv.cfg.Set("prefetch-batch", v))
-		ts.srv.ApplyConfig()
 	}
-	require.Equal(t, "auto", ts.srv.cfg.Get("prefetch-batch"))
+	require.Equal(t, "auto", ts.srv.cfg.String(config.PrefetchBatch))
 	require.False(t, ts.srv.touchWanted(), "auto, empty keyspace")
 	c := ts.client(t, 2)
 	pipe := c.Pipeline()

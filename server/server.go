@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,7 +30,7 @@ type Server struct {
 	cfg   *config.Config
 	log   *slog.Logger
 
-	// Hot-path copies of mutable config, refreshed by ApplyConfig.
+	// Hot-path copies of mutable config, kept current by watchConfig.
 	maxClients  atomic.Int64
 	idleTimeout atomic.Int64
 
@@ -67,22 +68,35 @@ func New(store *shards.Store, cfg *config.Config, log *slog.Logger) *Server {
 		closed:    make(chan struct{}),
 	}
 	s.Engine.SetHost(host{s})
-	s.ApplyConfig()
+	s.watchConfig()
 	for range runtime.GOMAXPROCS(0) {
 		s.writers = append(s.writers, newReplyWriter())
 	}
 	return s
 }
 
-// ApplyConfig refreshes the runtime's hot-path copies of mutable
-// parameters. It runs at start and after every CONFIG SET.
-func (s *Server) ApplyConfig() {
-	s.maxClients.Store(s.cfg.Int("maxclients"))
-	if t := s.cfg.Int("timeout"); s.idleTimeout.Swap(t) != t {
-		s.retime(t)
+// watchConfig loads the runtime's hot-path copies of mutable parameters
+// and registers the change hooks that keep each one current.
+func (s *Server) watchConfig() {
+	cfg := s.cfg
+	for _, w := range []struct {
+		key   config.Key
+		apply func()
+	}{
+		{config.MaxClients, func() { s.maxClients.Store(cfg.Int(config.MaxClients)) }},
+		{config.Timeout, func() {
+			if t := cfg.Int(config.Timeout); s.idleTimeout.Swap(t) != t {
+				s.retime(t)
+			}
+		}},
+		{config.BatchReplies, func() { s.batchReplies.Store(cfg.Bool(config.BatchReplies)) }},
+		{config.PrefetchBatch, func() {
+			s.prefetch.Store(map[string]int32{"no": prefetchNo, "auto": prefetchAuto, "yes": prefetchYes}[cfg.String(config.PrefetchBatch)])
+		}},
+	} {
+		w.apply()
+		cfg.OnChange(w.key, func(string) { w.apply() })
 	}
-	s.batchReplies.Store(s.cfg.Get("batch-replies") == "yes")
-	s.prefetch.Store(map[string]int32{"no": prefetchNo, "auto": prefetchAuto, "yes": prefetchYes}[s.cfg.Get("prefetch-batch")])
 }
 
 // retime moves the deadlines of the goroutine-per-connection clients to
@@ -106,8 +120,8 @@ func (s *Server) retime(t int64) {
 
 // Listen binds every address of the bind parameter on the configured port.
 func (s *Server) Listen() error {
-	port := s.cfg.Get("port")
-	for _, host := range strings.Fields(s.cfg.Get("bind")) {
+	port := strconv.FormatInt(s.cfg.Int(config.Port), 10)
+	for _, host := range strings.Fields(s.cfg.String(config.Bind)) {
 		host = strings.TrimPrefix(host, "-") // redis.conf's "-::1" means optional
 		ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
 		if err != nil {
@@ -130,7 +144,7 @@ func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
 
 // Serve accepts connections until Shutdown. It returns nil after Shutdown.
 func (s *Server) Serve() error {
-	if s.cfg.Get("event-loop") == "yes" {
+	if s.cfg.Bool(config.EventLoop) {
 		loops, err := newEventLoops(s, runtime.GOMAXPROCS(0))
 		if err != nil {
 			s.log.Warn("event loops unavailable, serving each client from its own goroutine", "err", err)
