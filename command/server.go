@@ -742,7 +742,7 @@ func cmdConfigSet(c *Client, args [][]byte) {
 	cfg := c.eng.cfg
 	for i, ch := range changes {
 		if ch.name == config.AppendOnly.Name() && c.eng.persist != nil {
-			if msg := c.setAppendOnly(ch.value == "yes"); msg != "" {
+			if msg := c.setAppendOnly(strings.EqualFold(ch.value, "yes")); msg != "" {
 				c.WriteError(msg)
 				return
 			}

@@ -335,6 +335,18 @@ func TestAppendonlySameValueIsANoop(t *testing.T) {
 	require.Equal(t, "0", info["aof_rewrite_scheduled"])
 }
 
+// TestAppendonlyValueAnyCase: yes and no are read in any case, as Redis
+// reads them; CONFIG SET appendonly YES switched the log off.
+func TestAppendonlyValueAnyCase(t *testing.T) {
+	dir := t.TempDir()
+	_, _, c, stop := start(t, dir, "appendonly", "no")
+	defer stop()
+	configSet(t, c, "appendonly", "YES")
+	require.Equal(t, "1", infoPersistence(t, c)["aof_enabled"])
+	configSet(t, c, "appendonly", "No")
+	require.Equal(t, "0", infoPersistence(t, c)["aof_enabled"])
+}
+
 // TestAppendonlyInTransactionIsRefused: EXEC holds shards, which switching
 // off waits for; the switch is refused inside a transaction.
 func TestAppendonlyInTransactionIsRefused(t *testing.T) {
