@@ -1,10 +1,11 @@
 // Command ratekv is a rate-limit datastore that speaks the Redis protocol.
 //
 // Usage: ratekv [/path/to/ratekv.conf] [--option value ...]; see --help.
-// main only parses configuration and wires the pieces together:
-// keyspace → persistence (load, attach the journal) → server → listen,
-// then waits for a signal or SHUTDOWN, pauses the server, persists
-// everything and exits (or, when that fails, goes on serving).
+// main only parses configuration and wires the pieces together: lock the
+// data directory → listen → load the data (persistence) → serve, then
+// waits for a signal or SHUTDOWN, pauses the server, persists everything
+// and exits (or, when that fails, goes on serving). Nothing in the data
+// directory changes before the listeners are bound.
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 
 	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/internal/dirlock"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/server"
 	"github.com/ratekv/ratekv/shards"
@@ -67,6 +69,16 @@ func run(args []string) int {
 		return 1
 	}
 
+	// One server per data directory, and nothing in it changes before the
+	// listeners are bound: a start that fails leaves it as it was.
+	dir := cfg.String(config.Dir)
+	lock, err := dirlock.Acquire(dir)
+	if err != nil {
+		log.Error("cannot lock the data directory; not starting", "dir", dir, "err", err)
+		return 1
+	}
+	defer lock.Release()
+
 	store := shards.New(shards.Options{Shards: int(cfg.Int(config.Shards))})
 	defer store.Close()
 	stopRelease := make(chan struct{})
@@ -74,10 +86,17 @@ func run(args []string) int {
 	go releaseMemory(stopRelease, store.Dropped)
 
 	srv := server.New(store, cfg, log)
+	if err := srv.Listen(); err != nil {
+		log.Error("cannot listen; not starting", "err", err)
+		return 1
+	}
 	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
 	if err != nil {
-		log.Error("cannot load the data; not starting", "dir", cfg.String(config.Dir), "err", err)
+		log.Error("cannot load the data; not starting", "dir", dir, "err", err)
 		return 1
+	}
+	if err := lock.Announce(srv.Addr().String()); err != nil {
+		log.Warn("cannot write the lock file", "err", err)
 	}
 	// Only now: while the log replays, no key counts as expired (a later
 	// record may extend its deadline); persist.Open purged the ones whose
@@ -87,11 +106,6 @@ func run(args []string) int {
 		srv.SetJournal(j)
 	}
 	srv.SetPersistence(mgr)
-	if err := srv.Listen(); err != nil {
-		log.Error("cannot listen", "err", err)
-		mgr.Close()
-		return 1
-	}
 	mgr.Start()
 	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", command.Version, "shards", store.NumShards())
 
