@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/all.sh — one full bench run: every comparison the targets of issues
-# 5 and 6 are judged by, then the table of those targets.
+# bench/all.sh — one full bench run: every comparison the project's
+# targets are judged by, then the table of those targets.
 #
 #   1. compare.sh: every workload without persistence, with the no-op
 #      ceiling, against redis-server        -> OUT_DIR/latest.md (+ .jsonl, charts)
@@ -12,7 +12,7 @@
 #
 # Each script installs what it lacks (redis-server), starts and stops its
 # servers on free loopback ports, pins them, and is bounded in time; see
-# their headers. About 25 minutes with the defaults on the 2-core VM (23.5 at 17:03).
+# their headers. About 25 minutes with the defaults on 2 cores.
 #
 # Environment (defaults in brackets): OUT_DIR [bench/results], ROUNDS [3]
 # for the comparison and PERSIST_ROUNDS [5] for persistence (best round

@@ -33,7 +33,7 @@
 #   OUT         [bench/results/latest.md]
 #   CEILING     [1 when WORKLOADS has ping and PERSIST has no] 1: also run
 #               PING on bench/noop, a redcon server that does no work (the
-#               "no-op ceiling" of issue 6), and print ratekv's throughput
+#               "no-op ceiling"), and print ratekv's throughput
 #               against it under the table
 #   FLOOR       [1 when PERSIST has no and WORKLOADS has ping or set] 1:
 #               also run those two rows (persistence no) on bench/noop
@@ -371,7 +371,7 @@ fi
 			done
 		done
 	done
-	# The no-op ceiling (issue 6): ratekv against a server that does no work.
+	# The no-op ceiling: ratekv against a server that does no work.
 	if ((CEILING)); then
 		echo
 		echo "Against the no-op ceiling (bench/noop: redcon answering PING, GOMAXPROCS=1, same pinning; persistence no):"

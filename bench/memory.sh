@@ -101,8 +101,7 @@ declare -A RES # RES[case|server|field]
 # purge: MEMORY PURGE on the server on $PORT before a reading. On ratekv
 # it runs a garbage collection and returns the free heap pages, so that its
 # RSS is the data (plus the heap's fragmentation) and not the garbage the
-# fill left, whose amount depended on when the runtime last collected:
-# 45.5 and 65.8 B per zset100 entry back to back on the same build. On
+# fill left, whose amount depends on when the runtime last collected. On
 # redis it asks jemalloc to return its dirty pages; used_memory, the figure
 # redis is judged by, does not change.
 purge() {

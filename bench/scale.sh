@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/scale.sh — ratekv's latency at a fixed offered load with many GCRA
-# keys resident, and while millions of them expire (issue 6: with 10M keys
-# resident, p99.9 at most 2x the 100k-key figure; expiring 10M keys reclaims
-# their memory without latency spikes).
+# keys resident, and while millions of them expire (the targets: with 10M
+# keys resident, p99.9 at most 2x the 100k-key figure; expiring 10M keys
+# reclaims their memory without latency spikes).
 #
 # One ratekv server, `--appendonly no --save ''`, GOMAXPROCS=1, pinned to core
 # $SERVER_CORE, on a free 127.0.0.1 port; the load generator pinned to core
@@ -25,15 +25,16 @@
 #            (`-fill-ttl`); measure from the end of that fill until
 #            EXPIRY_TAIL after the last deadline, sampling DBSIZE and VmRSS
 #            every second. The tail covers the reclaim too: the last
-#            expired keys, the compactions and the memory's return came
-#            23-25 s after the last deadline for 10M keys. The measured keys that get called are given a
-#            one-hour period and stay; the rest are left to active expiry.
+#            expired keys, the compactions and the memory's return (some
+#            25 s after the last deadline for 10M keys). The measured keys
+#            that get called are given a one-hour period and stay; the
+#            rest are left to active expiry.
 #
 # small, big and big_all are each measured in WINDOWS windows back to back,
 # and the table shows each case's window with the lowest p99.9 (every
-# window's p99.9 under it): the p99.9 of one 10 s window at pipeline 1 on
-# this shared machine ranged from 2 to 110 ms for the same small case over
-# a day, and the ratios hinged on it. The expiry window happens once.
+# window's p99.9 under it): on a shared machine the p99.9 of one window at
+# pipeline 1 varies widely for the same case (bench/README.md, Method
+# lessons), and the ratios hinge on it. The expiry window happens once.
 #
 # Writes a markdown table to $OUT (bench/results/scale.md) and the raw
 # loadgen JSON, one line per case plus the expiry samples, to ${OUT%.md}.jsonl.
@@ -43,16 +44,17 @@
 # (whole seconds or milliseconds: 10s, 1500ms), CONNS [50], MEASURE_ARGS
 # ["-burst 100000 -count 1 -period 3600": every call allowed, every call a
 # write], BIG_ALL [1] (0: skip big_all), GROWTH [1] (0: skip growth),
-# GROW_CONNS [4], GROW_PIPELINE [16], WINDOWS [3], EXPIRE_TTL [0: the fill time the big
-# step measured, +25 %, +6 s], EXPIRY_TAIL [30] and RECLAIM_LIMIT [30]
-# seconds, FILL_LIMIT [75] seconds per fill, FILL_PIPELINE [64],
+# GROW_CONNS [4], GROW_PIPELINE [16], WINDOWS [3], EXPIRE_TTL [0: the fill
+# time the big step measured, +25 %, +6 s], EXPIRY_TAIL [30] and
+# RECLAIM_LIMIT [30] seconds, FILL_LIMIT [75] seconds per fill,
+# FILL_PIPELINE [64],
 # SCALE_LIMIT [720] seconds, SERVER_CORE [0], CLIENT_CORE [1],
 # OUT [bench/results/scale.md].
 #
 # Time: about 5 minutes with the defaults where the server fills ~350k
-# keys/s (four fills, 3 x WINDOWS + 1 measurements of WARMUP+DURATION+2 s drain, the
-# expiry window of EXPIRE_TTL+EXPIRY_TAIL, then up to RECLAIM_LIMIT more
-# until the expired keys are gone). Every step has a limit; the log prints
+# keys/s (four fills, 3 x WINDOWS + 1 measurements of WARMUP+DURATION+2 s
+# drain, the expiry window of EXPIRE_TTL+EXPIRY_TAIL, then up to
+# RECLAIM_LIMIT more until the expired keys are gone). Every step has a limit; the log prints
 # the total with every step at its limit (about 11 minutes with the
 # defaults), and SCALE_LIMIT stops the run (and its server) whatever
 # happens, builds included. A quick smoke test:
@@ -114,8 +116,9 @@ source "$ROOT/bench/lib.sh"
 
 # The longest a run takes with every step at its limit (the loadgen stops
 # itself; a fill at FILL_LIMIT, or 10 s later when the server hangs): three
-# fills, three cases of WINDOWS measurements, the expiry window (EXPIRE_TTL is at most the
-# fill limit + 25 % + 6 s), the reclaim wait, starting, FLUSHALL, stopping.
+# fills, three cases of WINDOWS measurements, the expiry window (EXPIRE_TTL
+# is at most the fill limit + 25 % + 6 s), the reclaim wait, starting,
+# FLUSHALL, stopping.
 TTL_MAX=$EXPIRE_TTL
 ((TTL_MAX > 0)) || TTL_MAX=$((FILL_LIMIT * 5 / 4 + 6))
 WORST=$((4 * (FILL_LIMIT + 10) + 3 * WINDOWS * RUN_S + RUN_S + TTL_MAX + EXPIRY_TAIL + RECLAIM_LIMIT + 30))
@@ -249,9 +252,9 @@ measure() {
 # over one connection opened with bash's /dev/tcp, VmRSS is read with
 # `read`, the clock is $EPOCHREALTIME in integer microseconds, and the
 # pause is a `read -t` on a pipe that never delivers. Why: it runs on the
-# load generator's core, and a version that forked redis-cli, awk and sed
-# every second (7 processes) made the load generator late enough to turn
-# p99.9 of the same server and steps from 8.7 ms into 87 ms (bench/README.md).
+# load generator's core, and processes forked there every second make the
+# open-loop load generator late, which shows as server latency
+# (bench/README.md, Method lessons).
 sampler() {
 	local t0us=${1/./} i now db rss key val rest line pipe frac
 	exec {pipe}<> <(:) || return 0

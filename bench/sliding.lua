@@ -13,7 +13,7 @@
 -- (about 1.8e15, exact in a double below 2^53); members are the timestamp
 -- plus a random suffix, so two calls in the same microsecond both count.
 --
--- Replies as SL.THROTTLE key max window_ms (resp/cmd_window.go):
+-- Replies as SL.THROTTLE key max window_ms (command/window.go):
 --   limited         1 when the call was refused (nothing recorded), else 0
 --   max             as given
 --   remaining       max - entries now in the window (>= 0)

@@ -248,9 +248,7 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 // names it sent last, byte for byte as the client spelled them: a client
 // repeats a few commands (one for a pipeline of CL.THROTTLE, six for the
 // MULTI sliding-log recipe), and comparing a name is cheaper than
-// lower-casing and hashing it for the table (the map lookup and hash were
-// 2.5 % of CL.THROTTLE's server profile at pipeline 32, 4.2 % of the
-// recipe's).
+// lower-casing and hashing it for the table.
 func (c *Client) Lookup(name []byte) *Command {
 	if cmd := c.names.get(name); cmd != nil {
 		return cmd
@@ -298,8 +296,8 @@ func (nc *nameCache) put(name []byte, cmd *Command) {
 
 // call runs cmd with its shards locked, and accounts for it.
 //
-// The clock is read once per command (time.Now costs ~50-100 ns on this
-// kind of VM, more than a GET): that reading is the command's time and
+// The clock is read once per command (on a VM time.Now can cost more than
+// a GET): that reading is the command's time and
 // also ends the timing of the previous command of the batch (settle); the
 // batch's last command is settled by one more reading when the batch ends.
 func (c *Client) call(cmd *Command, args [][]byte) {
@@ -347,7 +345,7 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	if journal && c.changeCount() != before {
 		c.journalEffects(cmd, args)
 	}
-	c.jcur = nil // as jref once settled: a detached log is not kept alive
+	c.jcur = nil // as Journaled once settled: a detached log is not kept alive
 	c.unlock()
 	if cmd != c.statCmd {
 		// EXEC ran other commands, each counted already: this call is
@@ -385,7 +383,7 @@ func (c *Client) diskError() string {
 }
 
 // noteWritten tells the journal that e is now the live entry of the
-// command's only key (see Conn.written).
+// command's only key (see Client.written).
 func (c *Client) noteWritten(e *shards.Entry) {
 	if c.jcur != nil {
 		c.written = e

@@ -11,7 +11,8 @@ import (
 
 // Connection commands: the handshake real clients perform (HELLO, AUTH,
 // CLIENT SETINFO, SELECT 0) and per-connection state. CLIENT is a
-// container: its subcommands are in the subcommand table (cmd_server.go).
+// container: its subcommands are registered below, in the subcommand
+// table (server.go).
 
 func init() {
 	register(

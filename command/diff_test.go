@@ -15,7 +15,7 @@ import (
 // Differential test: the same commands go to a real redis-server and to
 // ratekv over raw connections, and the raw replies must be byte-equal.
 //
-//	RATEKV_REDIS_ADDR=127.0.0.1:6379 go test ./resp/ -run TestDiffRedis -v
+//	RATEKV_REDIS_ADDR=127.0.0.1:6379 go test ./command/ -run TestDiffRedis -v
 //
 // The redis-server's data is flushed. RATEKV_DIFF_SEED replays a seed; the
 // seed in use is logged. Without RATEKV_REDIS_ADDR the test is skipped.

@@ -12,7 +12,7 @@ import (
 )
 
 // Shared plumbing of the differential tests (diff_test.go,
-// zset_diff_test.go, mixed_diff_test.go, cmd_persist_test.go): the same
+// zset_diff_test.go, mixed_diff_test.go, persist_test.go): the same
 // commands go to a real redis-server and to ratekv over raw connections,
 // and the replies are compared byte for byte.
 

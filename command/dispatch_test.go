@@ -155,9 +155,9 @@ func TestAuthContainerSubcommands(t *testing.T) {
 
 // A transaction's queue is bounded like the query buffer: a client that
 // queues past client-query-buffer-limit gets an error and is closed, and
-// nothing it queued runs, even an EXEC sent behind in the same write.
-// Before, MULTI followed by writes without EXEC grew the server without
-// end.
+// nothing it queued runs, even an EXEC sent behind in the same write, so
+// that MULTI followed by writes without EXEC cannot grow the server
+// without end.
 func TestMultiQueueLimit(t *testing.T) {
 	for _, mode := range []string{"yes", "no"} {
 		t.Run("event-loop "+mode, func(t *testing.T) {
@@ -165,7 +165,7 @@ func TestMultiQueueLimit(t *testing.T) {
 			other := ts.raw(t)
 			require.Equal(t, "+OK\r\n", other.do("SET", "kept", "v"))
 			val := strings.Repeat("x", 1000)
-			// Under the limit, a transaction runs as before.
+			// Under the limit, a transaction runs as usual.
 			ok := ts.raw(t)
 			require.Equal(t, "+OK\r\n", ok.do("MULTI"))
 			for i := 0; i < 30; i++ {
@@ -230,8 +230,8 @@ func TestPanicIsContained(t *testing.T) {
 	require.Equal(t, "+OK\r\n", other.do("SET", "k", "w"))
 }
 
-// TestCommandNameCache: the connection's one-entry cache of the last
-// command name (Conn.lookup) never answers for a different name: other
+// TestCommandNameCache: the client's cache of the command names it sent
+// last (Client.Lookup) never answers for a different name: other
 // spellings, prefixes, unknown and over-long names after a cached one.
 func TestCommandNameCache(t *testing.T) {
 	ts := newTestServer(t)
@@ -258,7 +258,7 @@ func TestCommandNameCache(t *testing.T) {
 }
 
 // TestKeyShardAcrossShards: commands that find their key's shard from the
-// lock they hold (Conn.keyShard) store every key in the shard the store
+// lock they hold (Client.keyShard) store every key in the shard the store
 // routes it to, whether the command holds one shard or several (a
 // transaction, CL.THROTTLEALL over keys of different shards).
 func TestKeyShardAcrossShards(t *testing.T) {
@@ -334,11 +334,9 @@ func TestNameCacheEvicts(t *testing.T) {
 }
 
 // TestBigValueBuffersReleased: the buffers a connection builds journal
-// records and DUMP payloads in were kept at their largest for as long as
-// the connection lived, so every client that had once appended to or
-// dumped a big value went on holding its size (ten idle clients that had
-// each dumped a 50 MB key held 500 MB). They are let go at the end of the
-// batch, as the read and reply buffers are.
+// records and DUMP payloads in are let go at the end of the batch once a
+// big value grew them, as the read and reply buffers are, so that an idle
+// client that once dumped a big key does not go on holding its size.
 func TestBigValueBuffersReleased(t *testing.T) {
 	j := &recordingJournal{}
 	s := newSocketless(t, &fakeClock{}, j)
@@ -358,9 +356,8 @@ func TestBigValueBuffersReleased(t *testing.T) {
 // TestClientSubcommandErrors: CLIENT's subcommands are checked as Redis
 // checks a container's (processCommand: commandCheckExistence, then
 // commandCheckArity against the subcommand's own arity). An unknown one
-// is named as sent ('Foo', where ratekv lower-cased it), and CLIENT KILL
-// and CLIENT HELP with the wrong number of arguments are arity errors
-// (ratekv replied a syntax error and the help). The replies are
+// is named as sent ('Foo'), and CLIENT KILL and CLIENT HELP with the
+// wrong number of arguments are arity errors. The replies are
 // redis-server 7.0.15's.
 func TestClientSubcommandErrors(t *testing.T) {
 	r := newTestServer(t).raw(t)
@@ -384,10 +381,9 @@ func TestClientSubcommandErrors(t *testing.T) {
 }
 
 // TestErrorArgumentsEndAtNUL: an argument that Redis prints into an error
-// with %s is a C string there, cut at its first NUL byte; ratekv printed
-// the whole argument, NUL and all. (CL.THROTTLE's errors are redis-cell's,
-// whose Rust strings are not cut, and stay whole: step 9.) The other
-// replies are redis-server 7.0.15's.
+// with %s is a C string there, cut at its first NUL byte. (CL.THROTTLE's
+// errors are redis-cell's, whose Rust strings are not cut, and stay
+// whole: step 9.) The other replies are redis-server 7.0.15's.
 func TestErrorArgumentsEndAtNUL(t *testing.T) {
 	r := newTestServer(t).raw(t)
 	for i, tt := range []struct {

@@ -1,8 +1,9 @@
 package command
 
-// Every error text a client can see lives here, byte-equal to what Redis 7
-// (or redis-cell, for CL.THROTTLE) sends, without the leading '-'. Keeping
-// them in one place is what makes "byte-equal to Redis" checkable.
+// Every error text a command can reply lives here, byte-equal to what
+// Redis 7 (or redis-cell, for CL.THROTTLE) sends, without the leading '-';
+// the wire protocol's own errors are package resp's (resp/errors.go).
+// Keeping them in one place is what makes "byte-equal to Redis" checkable.
 const (
 	errSyntax         = "ERR syntax error"
 	errNotInt         = "ERR value is not an integer or out of range"
@@ -49,7 +50,7 @@ const (
 	errReadOnlyDisk     = "MISCONF Errors writing to the AOF file: %s"
 	errBgsaveDisk       = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 
-	// Server commands (cmd_server.go).
+	// Server commands (server.go).
 	errConfigDuplicate   = "duplicate parameter"                       // the reason in errConfigSet
 	errAOFStart          = "Unable to turn on AOF. Check server logs." // the reason in errConfigSet, Redis's (config.c updateAppendonly)
 	errGetkeysInvalidCmd = "ERR Invalid command specified"
@@ -61,7 +62,7 @@ const (
 	errShutdownFailed    = "ERR Errors trying to SHUTDOWN. Check logs."
 	errClusterDisabled   = "ERR This instance has cluster support disabled"
 
-	// Persistence (cmd_persist.go). errSaveFailed is Redis's bare shared.err.
+	// Persistence (persist.go). errSaveFailed is Redis's bare shared.err.
 	errBusyKey           = "BUSYKEY Target key name already exists."
 	errRestoreTTL        = "ERR Invalid TTL value, must be >= 0"
 	errRestoreIdle       = "ERR Invalid IDLETIME value, must be >= 0"
@@ -74,9 +75,9 @@ const (
 	errRewriteFailed     = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
 	errSaveFailed        = "ERR"
 	errNoPersistence     = "ERR persistence is not configured on this server"
-	// ratekv's: Redis schedules the switch instead (see Conn.setAppendOnly).
+	// ratekv's: Redis schedules the switch instead (see Client.setAppendOnly).
 	errAppendonlyInMulti = "ERR CONFIG SET appendonly cannot switch the append-only file inside a transaction"
-	// Log-only records (cmd_record.go): only a damaged log shows them.
+	// Log-only records (record.go): only a damaged log shows them.
 	errSetIntPayload  = "ERR SETINT payload must be %d bytes, got %d"
 	errSetIntDeadline = "ERR SETINT deadline %d is negative"
 

@@ -28,7 +28,7 @@ import (
 //     command called with Command.PlainArgs arguments (SET key value) is
 //     logged the same way when its request arrived as canonical RESP.
 //     Either is appended as the request's own bytes when they are exactly
-//     the record (Conn.rawRecord), so a pipelined write is copied once.
+//     the record (Client.rawRecord), so a pipelined write is copied once.
 //     A command logged as sent that began without its key (it created it,
 //     or found it expired) gets a DEL before it, since nothing expires
 //     while the log replays (see Replay).
@@ -44,13 +44,14 @@ import (
 //
 // The journal can be attached and detached while serving (CONFIG SET
 // appendonly; persist/aof_switch.go). A write command loads it once, with
-// its shards locked (Conn.call), and uses what it loaded to the end: so a
+// its shards locked (Client.call), and uses what it loaded to the end: so a
 // snapshot that locks a shard after the journal was attached sees every
 // earlier write to that shard, and every later one is in the journal; and
 // once the journal is detached, locking every shard once (drainJournal)
 // waits out the commands still appending to it. The load is one atomic
-// load per write command, no lock. A connection remembers which journal
-// its batch's sequence number belongs to (Conn.jref) and settles that one.
+// load per write command, no lock. A client remembers which journal its
+// batch's sequence number belongs to (Client.Journaled) and settles that
+// one.
 
 // Journal receives effect records. Package persist implements it.
 type Journal interface {
@@ -109,7 +110,7 @@ type JournalRef struct {
 	j      Journal
 	outage outageJournal // j, when it can report an outage instead of waiting; nil otherwise
 	// pending is j when it is a pendingJournal; nil otherwise. See
-	// readBarrier.
+	// Engine.ReadBarrier.
 	pending pendingJournal
 }
 
@@ -158,9 +159,10 @@ func (r *JournalRef) SyncOrFailing(seq uint64) error {
 // any connection) while it is not yet fsynced. (0 and nil: none, or no
 // journal attached.) A reply may show what those records wrote (a GET of
 // a key another client just SET, a CL.THROTTLE refused because of calls
-// just allowed); sent before their fsync, it showed a client state that a
-// crash then took back. Redis's event loop fsyncs before it writes any
-// reply of a turn, so none of its replies gets ahead of an earlier write.
+// just allowed); sent before their fsync, it would show a client state
+// that a crash could then take back. Redis's event loop fsyncs before it
+// writes any reply of a turn, so none of its replies gets ahead of an
+// earlier write.
 //
 // It is called once per event-loop turn, or per batch of a connection
 // served by its own goroutine, after the requests ran: the last record
@@ -194,9 +196,7 @@ func (s *Engine) drainJournal() {
 
 // changeCount sums the change counters of the shards this command holds.
 // It runs twice per write command, so the usual case, one shard, reads its
-// counter directly: through sumHeld's function value, sumHeld and Changes
-// were 1.0% of the server's CPU per call of a pipelined CL.THROTTLE load
-// with everysec (perf, 2026-11-26).
+// counter directly rather than through sumHeld's function value.
 func (c *Client) changeCount() uint64 {
 	if len(c.held) == 1 && !c.heldAll {
 		return c.eng.store.Changes(c.held[0])
@@ -276,7 +276,7 @@ func (c *Client) journalAppend(args ...[]byte) {
 }
 
 // journalSetImage appends the image of a string key: SETINT for an
-// integer (a counter, a CL.THROTTLE TAT; see cmd_record.go), else SET key
+// integer (a counter, a CL.THROTTLE TAT; see record.go), else SET key
 // value [PXAT ms]. This is the record of nearly every write of a rate
 // limiter, so it is built piece by piece rather than from an argument
 // list.
@@ -298,9 +298,9 @@ func (c *Client) journalSetImage(key []byte, e *shards.Entry) {
 // queued commands, adds it to the transaction's records, which EXEC
 // appends together (endTxRecords): the log takes them as one unit, so the
 // writer never writes part of a transaction in one write and the rest in
-// a later one (a crash in between left half of it in the file, replayed
-// as a state that never was, while under everysec the client had its
-// reply). The records of one multi-key command are collected the same way
+// a later one (a crash in between would leave half of it in the file,
+// replayed as a state that never was, while under everysec the client had
+// its reply). The records of one multi-key command are collected the same way
 // (grouping; see journalEffects).
 func (c *Client) appendRecord(j *JournalRef, rec []byte) {
 	if c.inExec || c.grouping {
@@ -319,7 +319,7 @@ func (c *Client) appendRecord(j *JournalRef, rec []byte) {
 // journal (appendonly was switched off, and on again, meanwhile), those
 // are settled first: that journal is closed by then (switches close the
 // old log before the next one is attached), so Sync returns at once, and
-// a failure is kept for the batch's settlement (jerr).
+// a failure is kept for the batch's settlement (Journaled.Err).
 func (c *Client) appendTo(j *JournalRef, rec []byte) {
 	if c.Journaled.Seq != 0 && c.Journaled.Ref != j {
 		if err := c.Journaled.Ref.Sync(c.Journaled.Seq); err != nil && c.Journaled.Err == nil {
@@ -391,8 +391,8 @@ func (c *Client) journalEffects(cmd *Command, args [][]byte) {
 	// CL.THROTTLEALL's), appended as one unit, as a transaction's:
 	// appended one by one, the writer could take the first before the next
 	// was there, and a crash between its writes (or a torn tail cut
-	// between them) left the command half done at the next start: RENAME's
-	// source deleted, its destination never written.
+	// between them) would leave the command half done at the next start:
+	// RENAME's source deleted, its destination never written.
 	c.grouping = len(idx) > 1 && !c.inExec
 	for _, i := range idx {
 		c.journalImage(cmd, args[i], len(idx) == 1)
@@ -406,7 +406,7 @@ func (c *Client) journalEffects(cmd *Command, args [][]byte) {
 // journalImage appends the record of key's state after cmd (see the file
 // comment): its deadline alone for PersistTTL, else its image. only says
 // key is the command's only key, whose entry the handler may have noted
-// (Conn.written).
+// (Client.written).
 func (c *Client) journalImage(cmd *Command, key []byte, only bool) {
 	st := c.eng.store
 	var e *shards.Entry
@@ -447,7 +447,7 @@ var (
 // error returned, and the caller closes the connection: the client sees
 // the outcome of its writes as unknown, never as a success that a crash
 // could undo. Under always the replies also wait for the records of other
-// clients they may show (Server.readBarrier): a batch that wrote nothing
+// clients they may show (Engine.ReadBarrier): a batch that wrote nothing
 // waits for them without failing (waitReadBarrier), one that wrote waits
 // for them along with its own.
 func (c *Client) SyncJournal() error {
@@ -473,7 +473,7 @@ func (c *Client) SyncJournal() error {
 }
 
 // waitReadBarrier waits until the records c's replies may show are as
-// durable as appendfsync demands (see Server.readBarrier), for a batch
+// durable as appendfsync demands (see Engine.ReadBarrier), for a batch
 // that journaled nothing itself. A failure to get there is no reason to
 // hold its replies back: they acknowledge no write (and during a disk
 // outage reads are answered).

@@ -12,7 +12,8 @@ import (
 // A write command loads the journal once its shards are locked: one that
 // waits for its shard while the journal is attached (CONFIG SET appendonly
 // yes) is journaled, since the snapshot that the switch starts may have
-// captured the shard before it ran. Loaded before the lock, it was not.
+// captured the shard before it ran (loaded before the lock, it would not
+// be).
 func TestJournalAttachedWhileAWriteWaitsForItsShard(t *testing.T) {
 	s := newSocketless(t, newFakeClock(), nil)
 	shard := s.store.ShardIndex([]byte("k"))
@@ -78,9 +79,9 @@ func TestDetachedJournalNotKeptByAnIdleConnection(t *testing.T) {
 
 // CONFIG SET appendonly no replies once the log is closed, also when
 // another client's switch off is still closing it: that one has detached
-// the log (AppendOnly reports off) and waits for a shard here. The second switch
-// replied OK at once, while the log was still open and its last records
-// not yet fsynced.
+// the log (AppendOnly reports off) and waits for a shard here. The second
+// switch must not reply OK while the log is still open and its last
+// records not yet fsynced.
 func TestAppendonlyOffRepliesOnceTheLogIsClosed(t *testing.T) {
 	ps := startPersistServer(t, t.TempDir(), newFakeClock(), "appendonly", "yes", "event-loop", "no")
 	a, b := ps.client(t, 2), ps.client(t, 2)

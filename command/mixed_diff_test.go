@@ -22,7 +22,7 @@ import (
 // between WATCH and EXEC. Every reply, the second client's included, must
 // be byte-equal to redis-server's.
 //
-//	RATEKV_REDIS_ADDR=127.0.0.1:6379 go test ./resp/ -run TestMixedDiffRedis -v
+//	RATEKV_REDIS_ADDR=127.0.0.1:6379 go test ./command/ -run TestMixedDiffRedis -v
 //
 // RATEKV_MDIFF_SEED replays a seed; the seed in use is logged. Without
 // RATEKV_REDIS_ADDR the test is skipped. The limits of the two generators

@@ -16,7 +16,7 @@ import (
 // independently of it, or against invariants every accepted input must
 // satisfy. Run one with, e.g.:
 //
-//	go test ./resp/ -run XXX -fuzz FuzzParseSetOptions -fuzztime 30s
+//	go test ./command/ -run XXX -fuzz FuzzParseSetOptions -fuzztime 30s
 
 // fuzzArgs splits a fuzz input into arguments at spaces.
 func fuzzArgs(s string) [][]byte {

@@ -9,7 +9,7 @@ import (
 )
 
 // Persistence commands: SAVE, BGSAVE, BGREWRITEAOF (LASTSAVE is in
-// cmd_server.go), and DUMP / RESTORE with Redis's syntax, replies and
+// server.go), and DUMP / RESTORE with Redis's syntax, replies and
 // errors. The work is package persist's; these handlers parse, call and
 // map its errors onto Redis's texts.
 //

@@ -189,9 +189,10 @@ func TestPersistFlushallAndExpiryWhileDown(t *testing.T) {
 
 // A deadline extended (EXPIRE) or removed (PERSIST) before it passed holds
 // after a restart that comes after the first deadline, whether the first
-// one is in the log or in the base of a rewrite. Replaying on the real
-// clock, the first record left the key expired and the second found none.
-// Keys whose deadline did pass stay gone, and INFO counts them.
+// one is in the log or in the base of a rewrite (replayed on the real
+// clock, the first record would leave the key expired and the second
+// would find none). Keys whose deadline did pass stay gone, and INFO
+// counts them.
 func TestDeadlineChangedBeforeItPassedSurvivesARestart(t *testing.T) {
 	for _, rewrite := range []bool{false, true} {
 		t.Run(fmt.Sprint("first deadline in the base: ", rewrite), func(t *testing.T) {
@@ -234,8 +235,9 @@ func TestDeadlineChangedBeforeItPassedSurvivesARestart(t *testing.T) {
 
 // A command logged as sent (ZADD, ZREM, ZPOPMIN, ZINCRBY) on a key a
 // deadline had ended, lazily or by the active expiry, replays on the same
-// state: nothing expires during the replay, so it found the old key and
-// added to it (or failed on a string, and the server refused to start).
+// state: nothing expires during the replay, so without the DEL logged
+// before it, it would find the old key and add to it (or fail on a
+// string, and the server refuse to start).
 // Each case runs its steps, compares the state before and after a
 // restart, and the restart must succeed. A time.Duration step advances
 // the clock (a negative one steps it back); "expire" runs the active
@@ -352,8 +354,8 @@ func TestRestoreTTL(t *testing.T) {
 		{[]string{"RESTORE", "c", "1", p, "IDLETIME", "10"}, "+OK\r\n", nowMs + 1},
 		{[]string{"RESTORE", "d", "0", p, "FREQ", "255", "ABSTTL"}, "+OK\r\n", -1},
 		// A relative TTL that overflows once the clock is added is
-		// refused and leaves the key alone; it wrapped into the past
-		// (OK, nothing stored, the old key deleted with REPLACE).
+		// refused and leaves the key alone (Redis 7.0 wraps it into the
+		// past: OK, nothing stored, the old key deleted with REPLACE).
 		{[]string{"RESTORE", "e", "5000", p}, "+OK\r\n", nowMs + 5000},
 		{[]string{"RESTORE", "e", "9223372036854775807", p, "REPLACE"}, "-ERR invalid expire time in 'restore' command\r\n", nowMs + 5000},
 		{[]string{"RESTORE", "e", strconv.FormatInt(math.MaxInt64-nowMs+1, 10), p, "REPLACE"}, "-ERR invalid expire time in 'restore' command\r\n", nowMs + 5000},
@@ -418,18 +420,17 @@ func TestRestoreBadDataFormat(t *testing.T) {
 	}{
 		{"zset with a NaN score", string(sealDump([]byte{0x03, 1, 0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, 'm'}))},
 		// Redis never keeps an empty sorted set and refuses to restore
-		// one; ratekv stored it, and ZRANDMEMBER key, ZRANDMEMBER key -2
-		// and ZPOPMIN key then wrote no reply, or an array header with
-		// nothing after it, which left the client's replies out of step.
+		// one; stored, it would make ZRANDMEMBER and ZPOPMIN write no
+		// reply, or an array header with nothing after it.
 		{"zset with no member", string(sealDump([]byte{0x03, 0}))},
-		// SL.THROTTLE on these set the key's deadline to the newest
-		// timestamp plus the window, which wrapped negative: the key
-		// and its log were gone at once.
+		// SL.THROTTLE on these would set the key's deadline to the
+		// newest timestamp plus the window, which wraps negative: the
+		// key and its log would be gone at once.
 		{"sllog timestamp near MaxInt64", slLog(math.MaxInt64 - 10)},
 		{"sllog timestamp a window from MaxInt64", slLog(math.MaxInt64 - 1_000_000)},
 		{"sllog timestamp at MinInt64", slLog(math.MinInt64)}, // out of range the other way
-		// now minus this start wrapped to MinInt64: SW.THROTTLE replied a
-		// negative reset_after_ms and the key was gone at once.
+		// now minus this start wraps to MinInt64: SW.THROTTLE would
+		// reply a negative reset_after_ms and the key be gone at once.
 		{"swindow start now-2^63", objectPayload(shards.KindSlidingWindow, &shards.SlidingWindow{Start: nowMs + math.MinInt64, Cur: 5, Prev: 5})},
 		{"swindow start at MaxInt64", objectPayload(shards.KindSlidingWindow, &shards.SlidingWindow{Start: math.MaxInt64, Cur: 5})},
 	} {

@@ -262,7 +262,7 @@ func TestRawRecord(t *testing.T) {
 	require.Equal(t, len(req), n, perr)
 	long := []byte(multibulk("ZADD", strings.Repeat("k", 300), "1", ""))
 	largs, _, _, _ := resp.ParseRequest(long, nil, resp.Limits{MaxBulk: 1 << 20, Authed: true})
-	// parseRequest refuses a leading zero, as Redis does; rawRecord must
+	// resp.ParseRequest refuses a leading zero, as Redis does; rawRecord must
 	// not take such a request for the record all the same.
 	odd := []byte("*3\r\n$03\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n")
 	oargs := [][]byte{odd[9:12], odd[18:19], odd[25:30]}
@@ -294,9 +294,10 @@ func TestRawRecord(t *testing.T) {
 	}
 }
 
-// Pipelined requests run as the event loop runs them: plain SET and ZADD
-// are logged as received, everything else as before, and replaying the
-// records rebuilds the same keyspace.
+// Pipelined requests run as a runtime runs a batch: plain SET and ZADD
+// are logged as received, everything else as records built from its
+// arguments or its key's image, and replaying the records rebuilds the
+// same keyspace.
 func TestJournalLogsRequestsAsReceived(t *testing.T) {
 	clock := newFakeClock()
 	j := &recordingJournal{}

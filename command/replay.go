@@ -19,8 +19,9 @@ import (
 // expired while the log replays, as Redis expires nothing while it loads.
 // A deadline that passed while the server was down may have been extended
 // or removed by a later record (SET k v PX 1000, then EXPIRE k 3600, or
-// PERSIST k): replayed on the real clock, the first record left the key
-// expired, the second found no key, and the key was lost. Records carry
+// PERSIST k): replayed on the real clock, the first record would leave
+// the key expired, the second would find no key, and the key would be
+// lost. Records carry
 // absolute times (PXAT, PEXPIREAT, ABSTTL), so nothing else reads the
 // clock. The loader deletes the keys whose deadline has passed once the
 // whole log is replayed (shards.Store.PurgeExpired), before any client
@@ -80,9 +81,8 @@ func clip(b []byte) string {
 // RecordResets reports whether a log record empties the whole keyspace
 // (FLUSHALL, FLUSHDB), so that what follows it does not depend on what
 // came before it. Package persist uses it to place such a record that ran
-// in the middle of a snapshot's capture: before, the snapshot failed and
-// was tried again, and under a steady stream of them (a test's) every try
-// could fail.
+// in the middle of a snapshot's capture, rather than failing the snapshot
+// (under a steady stream of them every retry could fail too).
 func RecordResets(args [][]byte) bool {
 	if len(args) == 0 {
 		return false

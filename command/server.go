@@ -691,8 +691,9 @@ type configChange struct {
 // parseConfigSet validates the name/value pairs of CONFIG SET in Redis's
 // order: every name first (the first unknown, immutable or repeated one is
 // reported, under the name as given), then every value (reported under the
-// name in lower case, the alias's when the alias was given). Nothing is applied unless all pairs are valid. A name
-// is repeated when it is given twice in any case; a parameter and its
+// name in lower case, the alias's when the alias was given). Nothing is
+// applied unless all pairs are valid. A name is repeated when it is given
+// twice in any case; a parameter and its
 // alias are two names, as in Redis (each alias is a config entry of its
 // own there), and the later value wins.
 func parseConfigSet(pairs [][]byte) ([]configChange, string) {
@@ -823,10 +824,10 @@ func cmdMemory(c *Client, args [][]byte) { runSubcommand(c, "memory", args) }
 // operating system (debug.FreeOSMemory). Without it the process keeps the
 // garbage of a fill or a log rewrite resident until the runtime gets to it
 // (with GOGC=100, up to the size of the live heap again), so an RSS read
-// right after loading depends on when the last collection ran: 45.5 and
-// 65.8 B per sorted-set entry, back to back, for the same data
-// (bench/memory.sh). It blocks the connection's event loop for the length
-// of a collection, as Redis's runs in its main thread.
+// right after loading depends on when the last collection ran
+// (bench/memory.sh purges before it measures). It blocks the connection's
+// event loop for the length of a collection, as Redis's runs in its main
+// thread.
 func cmdMemoryPurge(c *Client, args [][]byte) {
 	debug.FreeOSMemory()
 	c.WriteOK()
@@ -1297,7 +1298,7 @@ func infoCPU(c *Client, ib *infoBuilder) {
 }
 
 // cpuTimes is the CPU time of the process and of its waited-for children,
-// in seconds (INFO cpu; sys_unix.go, sys_windows.go).
+// in seconds (INFO cpu; cpu_unix.go, cpu_windows.go).
 type cpuTimes struct{ sys, user, sysChildren, userChildren float64 }
 
 func infoCommandstats(c *Client, ib *infoBuilder) {
@@ -1379,7 +1380,7 @@ const (
 	sampleEvery   = 100 * time.Millisecond // Redis samples from its 10 Hz cron
 )
 
-// serverStats is the Server's INFO bookkeeping: identifiers made once, the
+// serverStats is the Engine's INFO bookkeeping: identifiers made once, the
 // memory peak, and the instantaneous-rate sampler, which works as Redis's
 // trackInstantaneousMetric: a rate sample every 100 ms, reported as the
 // mean of the last 16. The zero value is ready to use; it is safe for

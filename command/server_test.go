@@ -112,9 +112,9 @@ func TestCommandInfoMatchesRedis(t *testing.T) {
 }
 
 // TestCommandInfoTipsAndCategories: the command tips and ACL categories
-// Redis's own table gives these commands, as redis-server 7.0.15's COMMAND
-// INFO reports them; ratekv left out the tips, @dangerous of RESTORE and
-// @connection of READONLY and READWRITE.
+// Redis's own table gives these commands (the tips, @dangerous of RESTORE,
+// @connection of READONLY and READWRITE), as redis-server 7.0.15's COMMAND
+// INFO reports them.
 func TestCommandInfoTipsAndCategories(t *testing.T) {
 	for i, tt := range []struct {
 		name      string
@@ -552,12 +552,10 @@ func TestInfoCounters(t *testing.T) {
 	require.Equal(t, []string{"cmdstat_config"}, stats, "only RESETSTAT itself is left")
 }
 
-// TestInfoCommandstatsOfExec: EXEC's call is counted on EXEC, and its
-// failed_calls only when EXEC itself replies an error, as in Redis (call
-// counts each command once, and a queued command's error on that
-// command). ratekv charged EXEC's call to the last command it ran (INCR
-// calls=4 where Redis says 2, EXEC calls=1 where Redis says 3) and counted
-// an EXEC failed when a queued command failed. The counts are those
+// TestInfoCommandstatsOfExec: EXEC's call is counted on EXEC (not on the
+// last command it ran), and its failed_calls only when EXEC itself
+// replies an error, as in Redis (call counts each command once, and a
+// queued command's error on that command). The counts are those
 // redis-server 7.0.15 reports for the same session.
 func TestInfoCommandstatsOfExec(t *testing.T) {
 	ts := newTestServer(t)
@@ -598,11 +596,9 @@ func TestInfoCommandstatsOfExec(t *testing.T) {
 // TestKeyspaceHitsOfWrites: keyspace_hits and keyspace_misses count the
 // lookups of reads, and of the writes that read the value they reply
 // (GETEX, GETDEL, GETSET, SET ... GET), as Redis's lookupKeyRead does;
-// the other writes look their keys up without counting (lookupKeyWrite).
-// ratekv counted every lookup: INCR, ZADD, EXPIRE, RENAME (twice), SET NX
-// and the like moved them too. The deltas are redis-server 7.0.15's, each
-// after SET a 1, ZADD z 1 m 2 n, SET n 5. (ratekv's own commands, which
-// Redis has no rule for, count as before.)
+// the other writes look their keys up without counting (lookupKeyWrite):
+// INCR, ZADD, EXPIRE, RENAME, SET NX and the like move neither. The deltas
+// are redis-server 7.0.15's, each after SET a 1, ZADD z 1 m 2 n, SET n 5.
 func TestKeyspaceHitsOfWrites(t *testing.T) {
 	ts := newTestServer(t)
 	r := ts.raw(t)
@@ -837,8 +833,8 @@ func TestConfigSet(t *testing.T) {
 
 // TestConfigSetChoiceErrors: a yes/no parameter refuses another value with
 // Redis's boolConfigSet text, and an enum lists its values in Redis's
-// order (appendfsync: aof_fsync_enum is everysec, always, no); ratekv
-// listed "yes, no" and "always, everysec, no". The replies are
+// order (appendfsync: aof_fsync_enum is everysec, always, no). The
+// replies are
 // redis-server 7.0.15's.
 func TestConfigSetChoiceErrors(t *testing.T) {
 	r := newTestServer(t).raw(t)
@@ -859,8 +855,8 @@ func TestConfigSetChoiceErrors(t *testing.T) {
 
 // TestConfigSetAliasAndName: CONFIG SET may name a parameter and its alias
 // in one call, as in Redis, where an alias is a config entry of its own
-// (registerConfigValue): both apply, the later wins. ratekv refused it as
-// a duplicate parameter. A name given twice, in any case, is still one.
+// (registerConfigValue): both apply, the later wins. A name given twice,
+// in any case, is still one.
 // The replies are redis-server 7.0.15's.
 func TestConfigSetAliasAndName(t *testing.T) {
 	r := newTestServer(t).raw(t)
@@ -880,8 +876,7 @@ func TestConfigSetAliasAndName(t *testing.T) {
 
 // TestConfigSetZsetValueIsMemory: zset-max-listpack-value is a memory
 // value in Redis (createSizeTConfig with MEMORY_CONFIG), so "1kb" sets
-// 1024 and a value that is not one is refused with Redis's text; ratekv
-// took only integers ("argument couldn't be parsed into an integer").
+// 1024 and a value that is not one is refused with Redis's text.
 // zset-max-listpack-entries stays an integer, as in Redis. The replies
 // are redis-server 7.0.15's.
 func TestConfigSetZsetValueIsMemory(t *testing.T) {
@@ -906,7 +901,7 @@ func TestConfigSetZsetValueIsMemory(t *testing.T) {
 // TestConfigSetErrorNamesTheAlias: a bad value is reported under the
 // parameter's name as Redis spells it, lower case, and the alias's when
 // the alias was given (Redis's alias is an entry of its own, named by the
-// alias); ratekv named the parameter the alias stands for. The replies are
+// alias), not under the parameter the alias stands for. The replies are
 // redis-server 7.0.15's.
 func TestConfigSetErrorNamesTheAlias(t *testing.T) {
 	r := newTestServer(t).raw(t)
@@ -1177,8 +1172,7 @@ func FuzzServerArgs(f *testing.F) {
 // with the same session: a command once it ran (INFO not itself), not one
 // refused before it ran, nor one only queued by a transaction that EXEC
 // then aborted; and nothing the log's replay ran at start-up (Redis loads
-// its AOF outside call()). ratekv counted the refused commands, INFO
-// itself, and every replayed record in commandstats.
+// its AOF outside call()).
 func TestTotalCommandsAsRedis(t *testing.T) {
 	ts := newTestServer(t)
 	ts.srv.resetStats()

@@ -648,7 +648,7 @@ func TestIncrbyfloatLongDouble(t *testing.T) {
 	}
 }
 
-// WATCH as Redis 7.0 keeps it (found by a differential review): a key whose
+// WATCH as Redis 7.0 keeps it: a key whose
 // deadline passed before WATCH is absent, not a change to come when it is
 // reclaimed; FLUSHALL touches only watched keys that exist; UNWATCH inside
 // MULTI is queued, and runs at EXEC after the watch was checked.

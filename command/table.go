@@ -60,7 +60,7 @@ type Command struct {
 	// which a PersistImage command's effect depends only on its arguments
 	// and the prior state (SET key value: no relative expiry, no GET, no
 	// condition): such a call is journaled as the request it arrived as
-	// (Conn.rawRecord), which saves building its image.
+	// (Client.rawRecord), which saves building its image.
 	PlainArgs int
 	// Summary and Group feed COMMAND DOCS.
 	Summary, Group string
@@ -73,7 +73,8 @@ type Command struct {
 }
 
 // commands is the command table, keyed by lower-case name. It is filled by
-// the init functions of the cmd_*.go files and never changes afterwards.
+// the init functions of the command family files (conn.go, keys.go, …)
+// and never changes afterwards.
 var commands = map[string]*Command{}
 
 // register adds commands to the table; a duplicate name is a programming

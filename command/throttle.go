@@ -43,8 +43,8 @@ func init() {
 // parseCellInt parses a CL.THROTTLE number as redis-cell does (Rust's
 // i64::from_str: an optional '+' or '-', then one or more ASCII digits,
 // leading zeros allowed, any number of them, within the int64 range),
-// which is what strconv.ParseInt(s, 10, 64) accepts too (a length limit of
-// 20 bytes refused "000000000000000000005"). Hand-written because it runs
+// which is what strconv.ParseInt(s, 10, 64) accepts too (no length limit:
+// "000000000000000000005" is 5). Hand-written because it runs
 // four times per CL.THROTTLE: strconv needs a string (a copy) and goes
 // through ParseUint.
 func parseCellInt(b []byte) (int64, bool) {
@@ -274,8 +274,9 @@ const scanLimits = 16
 // allowed only if every limit allows it, and then all of them are
 // consumed; if any limit refuses, nothing is written and each limit's
 // reply is what CL.PEEK would reply for it, so the caller sees which limit
-// bit (limited 1) and what the others would have allowed. A key named twice is
-// consumed twice, in order. The reply is [limited, [reply of limit 1], …].
+// bit (limited 1) and what the others would have allowed. A key named
+// twice is consumed twice, in order. The reply is [limited, [reply of
+// limit 1], …].
 func cmdClThrottleAll(c *Client, args [][]byte) {
 	n, ok := redisnum.ParseInt(args[1])
 	if !ok || n <= 0 {
@@ -330,9 +331,9 @@ func cmdClThrottleAll(c *Client, args [][]byte) {
 	// First pass: consume in order on a private copy of the TATs (a key
 	// named twice sees its earlier consumption). A limit starts from the
 	// state the last earlier limit on its key left. A call of a few limits
-	// looks for it among them; a long one in a map: with every earlier key
-	// compared, a call of 262,143 limits (the most a request's 2^20
-	// arguments hold) took minutes with its shards locked.
+	// looks for it among them; a long one in a map, so that a call of many
+	// limits (up to 262,143 in a request's 2^20 arguments) is not
+	// quadratic with its shards locked.
 	var last map[string]int // key -> index of the last limit on it so far
 	if len(limits) > scanLimits {
 		last = make(map[string]int, len(limits))
@@ -372,7 +373,7 @@ func cmdClThrottleAll(c *Client, args [][]byte) {
 	// Refused, nothing is consumed, and each limit's reply is the first
 	// pass's: what CL.PEEK would say for it, after the call's earlier
 	// limits on the same key (a key named twice shows which of its two
-	// limits bit; peeking at the stored state showed neither).
+	// limits bit; peeking at the stored state would show neither).
 	if !limited {
 		for i := range limits {
 			// Look the entry up again: an earlier limit on the same key

@@ -298,7 +298,7 @@ func TestClThrottleConcurrent(t *testing.T) {
 }
 
 // Leading zeros, any number of them, as redis-cell's i64::from_str takes
-// them (21 bytes and more were refused with "Couldn't parse as integer").
+// them (also 21 bytes and more).
 func TestClThrottleLongLeadingZeros(t *testing.T) {
 	r := newTestServer(t).raw(t)
 	want := "*5\r\n:0\r\n:6\r\n:5\r\n:-1\r\n:60\r\n"
@@ -307,8 +307,8 @@ func TestClThrottleLongLeadingZeros(t *testing.T) {
 }
 
 // CL.THROTTLEALL with one key named twice, refused: the second limit's
-// reply shows it bit (peeking at the stored state showed neither), and
-// nothing is consumed.
+// reply shows it bit (peeking at the stored state would show neither),
+// and nothing is consumed.
 func TestClThrottleAllRepeatedKeyShowsWhichBit(t *testing.T) {
 	r := newTestServer(t).raw(t)
 	want := "*3\r\n:1\r\n*5\r\n:0\r\n:1\r\n:0\r\n:-1\r\n:60\r\n*5\r\n:1\r\n:1\r\n:0\r\n:60\r\n:60\r\n"
@@ -328,9 +328,8 @@ func throttleReply(v ...int64) string {
 // TestClThrottleLimitedHugeQuantity: a huge quantity whose cost still fits
 // in int64 (ei×quantity) is limited with retry_after -1 (spec §3), on a
 // fresh key and on a limited one, and touches nothing; only a cost that
-// overflows is an error (§11.3). It replied ERR value is not an integer or
-// out of range whenever the new TAT, which a limited call never stores,
-// passed the int64 range.
+// overflows is an error (§11.3), not a new TAT past the int64 range,
+// which a limited call never stores.
 func TestClThrottleLimitedHugeQuantity(t *testing.T) {
 	r := newTestServer(t).raw(t)
 	rp, notInt := throttleReply, errReply(errNotInt)
@@ -368,8 +367,8 @@ func TestClThrottleLimitedHugeQuantity(t *testing.T) {
 // TestClThrottleHugePeriod: redis-cell takes period·1e9 exactly (i128)
 // before its float64 division (spec §3), so a period beyond int64
 // nanoseconds is a sane input when count brings the interval back into
-// range (§11.1). It replied ERR value is not an integer or out of range.
-// An interval that itself passes int64 is still that error (§6, §11.3).
+// range (§11.1). An interval that itself passes int64 is ERR value is not
+// an integer or out of range (§6, §11.3).
 func TestClThrottleHugePeriod(t *testing.T) {
 	r := newTestServer(t).raw(t)
 	rp, notInt := throttleReply, errReply(errNotInt)
@@ -393,7 +392,7 @@ func TestClThrottleHugePeriod(t *testing.T) {
 // reads the key (spec §2: its zero-rate check comes first in rate_limit,
 // then get_with_time), so a zero rate on a key of another type or holding
 // a non-integer is the zero-rate error; ratekv's own parameter errors
-// (§11.3) come before the key's too. The key's error won before.
+// (§11.3) come before the key's too.
 func TestClThrottleParamsBeforeKey(t *testing.T) {
 	r := newTestServer(t).raw(t)
 	zero := "-Cell error: Store error: Zero rates are not supported\r\n"
@@ -407,7 +406,7 @@ func TestClThrottleParamsBeforeKey(t *testing.T) {
 		{a("CL.THROTTLE", "z", "-1", "1", "60"), errReply(errCellNegative)},
 		{a("CL.THROTTLE", "s", "5", "1", "9000000000000000000"), errReply(errNotInt)},
 		{a("CL.THROTTLEALL", "2", "z", "5", "1", "60", "k", "5", "0", "60"), zero},
-		// Sane parameters: the key's own error, as before.
+		// Sane parameters: the key's own error.
 		{a("CL.THROTTLE", "z", "5", "1", "60"), errReply(errWrongType)},
 		{a("CL.THROTTLE", "s", "5", "1", "60"), errReply(errCellBadTAT)},
 		{a("CL.THROTTLEALL", "2", "k", "5", "1", "60", "z", "5", "1", "60"), errReply(errWrongType)},
@@ -418,9 +417,8 @@ func TestClThrottleParamsBeforeKey(t *testing.T) {
 
 // TestClThrottleTATSpelling: redis-cell reads the stored TAT with Rust's
 // u64 parse (spec §5), which takes a leading '+' and leading zeros, so
-// "0123" is an integer string like "123": a TAT far in the past. Such a
-// value replied "Cell error: invalid digit found in string" because only
-// canonically spelled integers were read.
+// "0123" is an integer string like "123": a TAT far in the past, not
+// "Cell error: invalid digit found in string".
 func TestClThrottleTATSpelling(t *testing.T) {
 	ts := newTestServer(t)
 	r := ts.raw(t)
@@ -449,11 +447,10 @@ func TestClThrottleTATSpelling(t *testing.T) {
 	})
 }
 
-// TestClThrottleAllManyLimits: each limit was compared with every earlier
-// one to find a repeated key, so a call of n limits took n²/2 comparisons
-// with its shards locked: 100,000 limits some 16 s. It now takes a fraction
-// of a second, and a key named again still starts from what its earlier
-// limit consumed.
+// TestClThrottleAllManyLimits: a call of 100,000 limits finds repeated
+// keys without comparing each limit with every earlier one, so it takes a
+// fraction of a second with its shards locked, not n²/2 comparisons; a
+// key named again still starts from what its earlier limit consumed.
 func TestClThrottleAllManyLimits(t *testing.T) {
 	s := newSocketless(t, &fakeClock{}, nil)
 	const n = 100_000
@@ -644,8 +641,8 @@ func TestClThrottleMsMatchesClThrottle(t *testing.T) {
 // TestClThrottleMsMillionPerSecond drives 1,000,000 per second for 2 ms
 // of the injected clock. Burst 0, calls every 0.5 µs: exactly every other
 // call is allowed. Burst 999: 1000 calls at one instant, then one per µs.
-// With CL.THROTTLE's truncated TTL the key, its TTL under a millisecond,
-// expired at once and every call was allowed.
+// The key must outlive its sub-millisecond TTL (with CL.THROTTLE's
+// truncated TTL it would expire at once and every call be allowed).
 func TestClThrottleMsMillionPerSecond(t *testing.T) {
 	clock := newFakeClock()
 	s := newSocketless(t, clock, nil)

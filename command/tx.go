@@ -88,8 +88,8 @@ const queueArgCost = 32
 // The queue counts against client-query-buffer-limit: what it holds is
 // the client's input, parsed but not run. Past the limit the client gets
 // an error and is closed, as when its query buffer passes the limit.
-// Without it a client that opened MULTI and never sent EXEC grew the
-// server without end. (Redis counts a transaction's memory only for client
+// Without it a client that opened MULTI and never sent EXEC would grow
+// the server without end. (Redis counts a transaction's memory only for client
 // eviction, which is off unless maxmemory-clients is set.)
 func (c *Client) queue(cmd *Command, args [][]byte) {
 	tx := &c.tx
@@ -154,8 +154,8 @@ func cmdExec(c *Client, args [][]byte) {
 	}
 	// A transaction runs whole or not at all: the disk's errors (a failed
 	// background save's, the log's) are checked once, here, not before
-	// each queued write (an error that came up halfway ran the first
-	// half), and refuse the whole of it, as Redis does.
+	// each queued write (an error that came up halfway would run the
+	// first half), and refuse the whole of it, as Redis does.
 	if tx.writes() {
 		if msg := c.diskError(); msg != "" {
 			c.unwatchAll()
@@ -283,10 +283,8 @@ func cmdWatch(c *Client, args [][]byte) {
 }
 
 // watchScanMax is how many watched keys isWatching compares one by one;
-// past it, it looks them up in Conn.watchSet. Comparing with every key
-// made WATCH quadratic: one WATCH of 60,000 keys took 5.5 s (of 2^20
-// keys, the most a request holds, about half an hour), with the shards
-// of its keys, every shard, locked throughout.
+// past it, it looks them up in Client.watchSet, so that WATCH is not
+// quadratic in its keys: it runs with the shards of all of them locked.
 const watchScanMax = 16
 
 // isWatching reports whether c watches key.

@@ -11,9 +11,9 @@ import (
 )
 
 // TestUnwatchQueuedInMulti: UNWATCH queued in a transaction runs inside
-// EXEC, which holds the shards of the watched keys; it locked them again
-// to unwatch, and the connection hung with the shards locked for good
-// (every later command on them waited). EXEC unwatches as it ends.
+// EXEC, which holds the shards of the watched keys, without locking them
+// again (which would hang the connection with the shards locked for
+// good). EXEC unwatches as it ends.
 func TestUnwatchQueuedInMulti(t *testing.T) {
 	s := newSocketless(t, &fakeClock{}, nil)
 	send := s.send
@@ -33,12 +33,10 @@ func TestUnwatchQueuedInMulti(t *testing.T) {
 	require.Equal(t, "$1\r\nv\r\n", send("GET", "k"))
 }
 
-// TestWatchManyKeys: WATCH compared each key with every key the
-// connection already watched, so a WATCH of n keys took n²/2 comparisons
-// with every shard of its keys locked: 100,000 keys kept the whole
-// keyspace locked for some 14 s. It now takes a fraction of a second, and
-// a key named again, in the same WATCH or a later one, is still watched
-// once.
+// TestWatchManyKeys: a WATCH of 100,000 keys does not compare each key
+// with every key already watched (n²/2 comparisons with every shard of its
+// keys locked): it takes a fraction of a second, and a key named again,
+// in the same WATCH or a later one, is still watched once.
 func TestWatchManyKeys(t *testing.T) {
 	s := newSocketless(t, &fakeClock{}, nil)
 	const n = 100_000
@@ -66,13 +64,12 @@ func TestWatchManyKeys(t *testing.T) {
 	require.Empty(t, s.c.watching)
 }
 
-// TestReplyBound: MGET and EXEC built their whole reply in memory however
-// large: MGET naming one 100 KB value 5,000 times, or a transaction of
-// 5,000 GETs of it, each sent by a client that never read, took 500 MB of
-// the server's memory, and the same with a 512 MB value would take any
-// amount. Past maxReplyBytes (512 MB; 1 MB here) MGET now answers an error,
-// and EXEC runs the whole transaction but answers an error in place of its
-// replies; the connection goes on.
+// TestReplyBound: MGET and EXEC build their whole reply in memory, so a
+// few bytes of request (MGET naming one big value thousands of times, or a
+// transaction of as many GETs of it) could take any amount of the
+// server's memory. Past maxReplyBytes (512 MB; 1 MB here) MGET answers an
+// error, and EXEC runs the whole transaction but answers an error in
+// place of its replies; the connection goes on.
 func TestReplyBound(t *testing.T) {
 	old := maxReplyBytes
 	t.Cleanup(func() { maxReplyBytes = old })
@@ -100,9 +97,8 @@ func TestReplyBound(t *testing.T) {
 // change, as in Redis (expireGenericCommand and getexCommand call
 // setExpire and signalModifiedKey whatever the old deadline): it aborts
 // a transaction that WATCHes the key, and counts in
-// rdb_changes_since_last_save. ratekv skipped an unchanged deadline as no
-// change at all, so the other client's EXEC ran. The clock is frozen, so
-// the relative forms land on the same deadline too.
+// rdb_changes_since_last_save. The clock is frozen, so the relative forms
+// land on the same deadline too.
 func TestWatchSameDeadline(t *testing.T) {
 	ts := newTestServer(t)
 	r, other := ts.raw(t), ts.raw(t)
@@ -136,9 +132,7 @@ func TestWatchSameDeadline(t *testing.T) {
 // of arguments for its subcommand is refused when it arrives, as Redis's
 // processCommand refuses it (commandCheckExistence, commandCheckArity,
 // then rejectCommand, which flags the transaction): inside MULTI it is not
-// queued and EXEC aborts. ratekv queued it and replied the error inside
-// EXEC, running the rest of the transaction. The replies are
-// redis-server 7.0.15's.
+// queued and EXEC aborts. The replies are redis-server 7.0.15's.
 func TestSubcommandErrorsAbortMulti(t *testing.T) {
 	r := newTestServer(t).raw(t)
 	for i, tt := range []struct {

@@ -273,9 +273,8 @@ func BenchmarkSlThrottle(b *testing.B) {
 	}
 }
 
-// RECORDBLOCKED with huge quantities: every call stays refused (the log's
-// count overflowed int64 after 1024 such calls and the next went
-// through).
+// RECORDBLOCKED with huge quantities: every call stays refused, also past
+// 1024 calls, where the log's count would overflow int64.
 func TestSlThrottleRecordBlockedHugeQuantity(t *testing.T) {
 	ts := newTestServer(t)
 	r := ts.raw(t)

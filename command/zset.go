@@ -796,8 +796,8 @@ func zpopGeneric(c *Client, args [][]byte, max bool) {
 const maxRandReply = 1 << 26
 
 // maxRandBytes bounds the bytes of that reply: 2^26 picks of members of a
-// megabyte each asked for 64 TiB, all built in memory before the first
-// byte left. A variable so that a test can lower it.
+// megabyte each would ask for 64 TiB, all built in memory before the first
+// byte leaves. A variable so that a test can lower it.
 var maxRandBytes = 512 << 20
 
 // ZRANDMEMBER key [count [WITHSCORES]]

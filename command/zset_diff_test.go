@@ -15,7 +15,7 @@ import (
 // goes to a real redis-server and to ratekv over raw connections, and the
 // raw replies must be byte-equal.
 //
-//	RATEKV_REDIS_ADDR=127.0.0.1:6379 go test ./resp/ -run TestZsetDiffRedis -v
+//	RATEKV_REDIS_ADDR=127.0.0.1:6379 go test ./command/ -run TestZsetDiffRedis -v
 //
 // It runs with zset-max-listpack-entries 128 (the default), 3 (sets convert
 // in the middle of the sequence) and 0 (always the tree), set on both

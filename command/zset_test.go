@@ -874,7 +874,7 @@ func FuzzZsetLexBound(f *testing.F) {
 
 // ZRANDMEMBER with a negative count builds its reply in memory: past
 // maxRandBytes (512 MB; 4 here) it answers an error instead (2^26 picks of
-// 1 MB members asked for 64 TiB).
+// 1 MB members would ask for 64 TiB).
 func TestZrandmemberReplyBound(t *testing.T) {
 	old := maxRandBytes
 	t.Cleanup(func() { maxRandBytes = old })

@@ -127,8 +127,8 @@ func saveCheck(v string) (string, error) {
 }
 
 // parseSave parses the save parameter as Redis does: seconds at least 1,
-// changes at least 0 (a rule of 0 seconds was due on every tick: a BGSAVE
-// every second, forever). No words, or only empty quotes, is no rule.
+// changes at least 0 (a rule of 0 seconds would be due on every tick: a
+// BGSAVE every second, forever). No words, or only empty quotes, is no rule.
 func parseSave(v string) ([]SaveRule, error) {
 	f := strings.Fields(v)
 	if len(f) == 1 && (f[0] == `""` || f[0] == "''") {

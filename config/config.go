@@ -79,8 +79,8 @@ func Lookup(name string) (*Param, bool) {
 
 // Config is a set of parameter values, read through the typed keys. Create
 // it with New. It is safe for concurrent use; readers on hot paths should
-// cache typed values, refreshed by a change hook (see Server in package
-// server).
+// cache typed values, refreshed by a change hook (see server.Server's and
+// command.Engine's watchConfig).
 type Config struct {
 	// setMu serializes Set with the hooks it runs, so that hooks see the
 	// changes in the order they were made.

@@ -119,8 +119,8 @@ func TestParseMemory(t *testing.T) {
 }
 
 // TestIntValues checks integer settings against Redis 7.0's string2ll:
-// what it refuses, ratekv refuses (CONFIG SET maxclients " 5" was stored
-// as 5 before, where Redis replies an error).
+// what it refuses, ratekv refuses (CONFIG SET maxclients " 5" is an
+// error, not 5).
 func TestIntValues(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
@@ -145,7 +145,7 @@ func TestIntValues(t *testing.T) {
 }
 
 // save rules as Redis checks them: seconds at least 1, changes at least 0
-// (a rule of 0 seconds was due on every tick: a BGSAVE every second).
+// (a rule of 0 seconds would be due on every tick: a BGSAVE every second).
 func TestSaveCheck(t *testing.T) {
 	for v, ok := range map[string]bool{
 		"3600 1 300 100": true, "1 0": true, `""`: true, "9223372036854775807 1": true,

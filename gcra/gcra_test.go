@@ -286,7 +286,7 @@ func TestThrottleStates(t *testing.T) {
 		{"retry exactly 1 s stays 1", 1 * s, true, p1, [5]int64{1, 1, 0, 1, 1}, false, false, 0},
 		{"retry 1.001 s rounds to 2", 1001 * ms, true, p1, [5]int64{1, 1, 0, 2, 2}, false, false, 0},
 		{"burst 0 idle is allowed", 0, true, p1, [5]int64{0, 1, 0, -1, 1}, true, false, 1 * s},
-		// §6: ei 166666 ns. redis-cell replies remaining 6024 (issue #50).
+		// §6: ei 166666 ns. redis-cell replies remaining 6024 (its issue #50).
 		{"6000 6000 1", 0, false, pr(6000, 6000, 1, 1), [5]int64{0, 6001, 6000, -1, 0}, true, false, 166666},
 		{"4 500000 1 2", 0, false, pr(4, 500000, 1, 2), [5]int64{0, 5, 3, -1, 0}, true, false, 4 * time.Microsecond},
 		{"1000 1000 60 (TTL 60 ms)", 0, false, pr(1000, 1000, 60, 1), [5]int64{0, 1001, 1000, -1, 1}, true, false, 60 * ms},

@@ -256,9 +256,9 @@ func allZero(b []byte) bool {
 var zero8 [8]byte
 
 // TxReader yields a log file's records for replay, holding back those of
-// a transaction (between a MULTI record and an EXEC record, as resp's
-// EXEC writes them) until its EXEC is read, and leaving the two markers
-// out. A file that ends inside a transaction ends as a torn tail at its
+// a transaction (between a MULTI record and an EXEC record, as the command
+// layer's EXEC writes them) until its EXEC is read, and leaving the two
+// markers out. A file that ends inside a transaction ends as a torn tail at its
 // MULTI, so the whole transaction is dropped (Redis's "Revert incomplete
 // MULTI/EXEC transaction"), never a part of it.
 type TxReader struct {
@@ -278,8 +278,9 @@ func (t *TxReader) At() int64 { return t.at }
 // Read returns the next record to replay, valid until the next call;
 // io.EOF after the last, or a *TornError or *CorruptError.
 func (t *TxReader) Read() ([][]byte, error) {
-	// A loop, not a call per transaction read: a file of many empty
-	// transactions (MULTI right before EXEC) overflowed the stack.
+	// A loop, not a call per transaction read, so that a file of many
+	// empty transactions (MULTI right before EXEC) cannot overflow the
+	// stack.
 txs:
 	for {
 		if t.next < len(t.pending) {

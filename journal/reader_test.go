@@ -297,10 +297,10 @@ func FuzzTxReader(f *testing.F) {
 }
 
 // TestTxReaderManyEmptyTransactions: a MULTI right before its EXEC holds
-// nothing to replay; the reader goes on to the next record in a loop. It
-// called itself once per such pair, so a file of many of them (resp never
-// writes one, but a damaged or hand-made file may hold them) overflowed
-// the stack and crashed the loader instead of loading.
+// nothing to replay; the reader goes on to the next record in a loop, so
+// a file of many of them (the command layer never writes one, but a
+// damaged or hand-made file may hold them) loads without overflowing the
+// stack.
 func TestTxReaderManyEmptyTransactions(t *testing.T) {
 	defer debug.SetMaxStack(debug.SetMaxStack(1 << 20))
 	pair := append(rec("MULTI"), rec("EXEC")...)

@@ -34,7 +34,7 @@ func AppendBulk(dst, b []byte) []byte {
 	return append(dst, '\r', '\n')
 }
 
-// AppendBulkInt appends the decimal form of n as a RESP bulk string .
+// AppendBulkInt appends the decimal form of n as a RESP bulk string.
 func AppendBulkInt(dst []byte, n int64) []byte {
 	if n < 0 {
 		var num [24]byte

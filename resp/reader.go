@@ -15,7 +15,7 @@ import (
 // (redcon's Reader copies every command). Replies are still written with
 // redcon's Append helpers.
 //
-// parseRequest is a pure function of the buffered bytes so that it can be
+// ParseRequest is a pure function of the buffered bytes so that it can be
 // fuzzed on its own.
 
 const (
@@ -192,11 +192,11 @@ func isInlineSpace(c byte) bool {
 
 // Partial remembers how far the request at the head of a connection's
 // buffer has been found well formed but incomplete, so that each read
-// checks only the bytes that arrived since. Without it every read parsed
-// the request from its start (twice, with prefetch): a request of a
-// million small arguments trickled in a few kilobytes at a time cost
-// gigabytes of parsing, and the event loop's other clients waited. The
-// zero value has checked nothing.
+// checks only the bytes that arrived since. Without it every read would
+// parse the request from its start: a request of a million small
+// arguments trickled in a few kilobytes at a time would cost gigabytes of
+// parsing while the event loop's other clients waited. The zero value has
+// checked nothing.
 type Partial struct {
 	rel   int   // bytes checked: the header and i whole arguments
 	i     int64 // arguments checked

@@ -159,9 +159,9 @@ func FuzzParseRequest(f *testing.F) {
 	})
 }
 
-// Partial.incomplete, resumed after any prefix of the input, agrees with a
-// fresh check and with parseRequest: a multibulk request is incomplete for
-// it exactly when parseRequest finds it incomplete (no bytes, no error).
+// Partial.Incomplete, resumed after any prefix of the input, agrees with a
+// fresh check and with ParseRequest: a multibulk request is incomplete for
+// it exactly when ParseRequest finds it incomplete (no bytes, no error).
 func FuzzPartial(f *testing.F) {
 	for _, s := range []string{"*1\r\n$4\r\nPING\r\n", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n", "*2\r\n$3\r\nGET\r\n$-5\r\n",
 		"*-1\r\n", "*0\r\n", "*2\r\n$1\r\na\r\n$1\r\nbXX", "*12\r\n$1\r\n", "*1\r\n$3\r\nab\r\n\r\n"} {
@@ -210,8 +210,7 @@ func TestPartialResumes(t *testing.T) {
 // TestParseRequestLengthsAsRedis: the numbers of "*n" and "$n" headers are
 // read as Redis's processMultibulkBuffer reads them, with string2ll, which
 // refuses leading zeros and "-0": redis-server 7.0.15 replies a protocol
-// error and closes the connection, where ratekv ran "*01\r\n$04\r\nPING"
-// as PING.
+// error to "*01\r\n$04\r\nPING" and closes the connection.
 func TestParseRequestLengthsAsRedis(t *testing.T) {
 	lim := Limits{MaxBulk: 512 << 20, Authed: true}
 	for i, tt := range []struct {

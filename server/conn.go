@@ -112,12 +112,10 @@ func (c *Conn) serve() {
 		}
 		// At pipeline 1 this read usually finds the socket empty (the
 		// client has not answered yet): EAGAIN, park in the netpoller, read
-		// again. Yielding first (runtime.Gosched) would let the client
-		// answer meanwhile: measured 170-187k -> 208k SET/s with 50 clients
-		// on one core, but yielded goroutines sit in the global run queue,
+		// again. No runtime.Gosched first: it would let the client answer
+		// meanwhile, but yielded goroutines sit in the global run queue,
 		// which the scheduler serves before it polls the network, so the
-		// connections that did park waited: p99 0.7-0.8 -> 1.6-1.9 ms,
-		// p99.9 1.2-1.8 -> 4.8-5.7 ms. Tail latency matters more here.
+		// connections that did park would wait. Tail latency matters more.
 		if err := c.read(); err != nil {
 			if c.srv.closing.Load() {
 				return
@@ -341,10 +339,10 @@ func (c *Conn) flush() error {
 
 // write writes b to c's connection (goroutine mode). With timeout set, a
 // client that takes none of it for that long is closed, as an idle one
-// is (and as the event loops close it): without a deadline, a client that
-// never read kept its goroutine and its replies, up to a 512 MB value,
-// for good. The deadline is renewed every flushAt bytes, so that a client
-// reading a big reply slowly is not taken for idle.
+// is (and as the event loops close it), so that a client that never reads
+// does not keep its goroutine and its replies for good. The deadline is
+// renewed every flushAt bytes, so that a client reading a big reply slowly
+// is not taken for idle.
 func (c *Conn) write(b []byte) (int, error) {
 	t := c.srv.idleTimeout.Load()
 	if t <= 0 {
@@ -384,18 +382,12 @@ func (c *Conn) close() {
 // log three more), each waited for in turn. prefetch parses the requests
 // already buffered before any of them runs, and shards.Store.Touch loads
 // what their lookups will read, one step of the chain for all keys at a
-// time, so that the misses overlap; the commands then run as before, on
-// the requests parsed ahead (each is parsed once either way). Measured on
-// the 2-core AMD EPYC VM (2026-11-25, server on one core, 50 clients at
-// pipeline 32, 100k keys, A/B of one binary, prefetch on and off, 3
-// alternating rounds, averages): CL.THROTTLE +11 %, SL.THROTTLE +32 %,
-// SET +22 %, GET +10 %, INCR +14 %; PING and pipeline 1 unchanged. The
-// MULTI recipe gained 3.5 % while MULTI and EXEC ended a batch, and 6-14 %
-// more (two A/B runs) since transactions of key commands are parsed ahead
-// through their EXEC and sorted sets' headers and listpacks are touched. (A first version that parsed every request twice
-// and locked a shard per key gained 4 % here, and one like it lost 10-18 %
-// on an Intel VM in 2026-11-22: the parse-once and the lock-once are what
-// make it pay.)
+// time, so that the misses overlap; the commands then run as usual, on
+// the requests parsed ahead. Transactions of key commands are parsed ahead
+// through their EXEC, and sorted sets' headers and listpacks are touched
+// too. It pays because each request is still parsed only once and Touch
+// locks each shard once for the whole batch (bench/README.md, Design
+// notes).
 
 // prefetch-batch settings.
 const (
@@ -405,10 +397,8 @@ const (
 )
 
 // prefetchMinKeys is where prefetch-batch auto starts touching keys. With
-// the keyspace in cache the loads ahead only cost: 1k keys, CL.THROTTLE
-// -3 %, GET -5 %; 10k keys, CL.THROTTLE +11 % (same machine and method as
-// above): the crossover lies between, and 4096 keys (about 200 KB of
-// entries and index) is where a core's L2 starts to run short.
+// the keyspace in cache the loads ahead only cost; 4096 keys (about 200 KB
+// of entries and index) is where a core's L2 starts to run short.
 const prefetchMinKeys = 4096
 
 // touchWanted reports whether prefetch should load the batch's keys.

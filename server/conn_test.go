@@ -168,9 +168,9 @@ func TestIdleTimeout(t *testing.T) {
 
 // TestIdleTimeoutChangedWhileAClientWaits: CONFIG SET timeout applies to
 // a client already idle, in both connection modes: set to 0, or raised,
-// the client is not closed when the old timeout runs out (a goroutine per
-// connection kept the deadline its read started with), and lowered, it
-// is closed by the new one.
+// the client is not closed when the old timeout runs out (a goroutine
+// connection's read started with the old deadline), and lowered, it is
+// closed by the new one.
 func TestIdleTimeoutChangedWhileAClientWaits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for a 1 s idle timeout")
@@ -203,11 +203,10 @@ func TestIdleTimeoutChangedWhileAClientWaits(t *testing.T) {
 	}
 }
 
-// TestQueryLimitLoweredMidRequest: client-query-buffer-limit was checked
-// only when the read buffer had to grow, so a request whose buffer had
-// grown before CONFIG SET lowered the limit went on filling it and ran
-// (a 1 MB SET completed after the limit went down to 64 KB). As in Redis,
-// the client is now closed once it buffers more than the limit.
+// TestQueryLimitLoweredMidRequest: a request whose buffer grew before
+// CONFIG SET lowered client-query-buffer-limit does not go on filling it
+// and run (a 1 MB SET after the limit went down to 64 KB): as in Redis,
+// the client is closed once it buffers more than the limit.
 func TestQueryLimitLoweredMidRequest(t *testing.T) {
 	for _, loop := range []string{"yes", "no"} {
 		ts := newTestServer(t, "event-loop", loop)
@@ -238,9 +237,8 @@ func TestQueryLimitLoweredMidRequest(t *testing.T) {
 
 // TestTimeoutClosesClientThatNeverReads: with timeout set, a client that
 // pipelines without ever reading its replies is closed once the server
-// has waited that long to write to it, as Redis and the event loops do.
-// A goroutine connection waited in its write with no deadline, for good,
-// holding its replies.
+// has waited that long to write to it, as Redis does, in both connection
+// modes (a goroutine connection's write has a deadline too).
 func TestTimeoutClosesClientThatNeverReads(t *testing.T) {
 	for _, loop := range []string{"yes", "no"} {
 		ts := newTestServer(t, "event-loop", loop, "timeout", "1")
@@ -272,8 +270,8 @@ func TestTimeoutClosesClientThatNeverReads(t *testing.T) {
 // TestIdleTimeoutPrompt: with timeout set, an idle client is closed soon
 // after its timeout, as in Redis (clientsCron looks at each client about
 // every 100 ms), whenever its last request came. Six clients, each idle
-// from a different moment: an event loop that looked once a second, and
-// skipped every other look, closed some after 2.5 s.
+// from a different moment, so that a loop looking too seldom, or skipping
+// looks, closes some late.
 func TestIdleTimeoutPrompt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for a 1 s idle timeout")

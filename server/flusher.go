@@ -14,11 +14,10 @@ import (
 // writes all the replies just before it sleeps again (beforeSleep). A
 // goroutine per connection would instead write each connection's replies
 // as soon as its batch ran, one write in between two batches of work, and
-// every write to a client that had gone idle wakes it: on this machine, a
-// VM, an interprocessor interrupt that cost the server 3.5-5.7 us per
-// write, 9-16% of its CPU under a pipelined CL.THROTTLE load (perf: the
-// time is in sock_def_readable, waking the reader). The client, woken for
-// one reply, answers it and sleeps again before the next one comes.
+// every write to a client that had gone idle wakes it: on a VM an
+// interprocessor interrupt, paid by the server (sock_def_readable, waking
+// the reader). The client, woken for one reply, answers it and sleeps
+// again before the next one comes.
 //
 // So a connection that has run its batch hands its replies to a
 // replyWriter and waits. The writer, woken by the first of them, yields
@@ -26,13 +25,9 @@ import (
 // serves once the connections already runnable have run, and before it
 // polls the network again) and then writes the replies of every
 // connection that queued meanwhile, back to back: the client is woken once
-// per round and finds all of them. Measured with 50 connections at
-// pipeline 32 (server on one core): CL.THROTTLE +15-20%, SET +16%, PING
-// +4%; the waking cost fell from 110-174 to 34 ns per call. At pipeline 1
-// throughput is unchanged and p50 latency lower. The price is the wait for
-// the round: at saturation p99 latency rose from ~2.9 to ~4.3 ms (a closed
-// loop keeps 1600 requests queued; mean latency fell with the higher
-// throughput). batch-replies no turns it off.
+// per round and finds all of them. The price is the wait for the round,
+// which raises tail latency at saturation (bench/README.md, Design notes).
+// batch-replies no turns it off.
 //
 // The writer never waits on a socket: it writes what the socket takes at
 // once, and a connection whose client reads slowly finishes its own write

@@ -24,9 +24,9 @@ func (j *failingJournal) Append([]byte) uint64 { return j.n.Add(1) }
 func (j *failingJournal) Sync(uint64) error    { return errors.New("records lost") }
 func (j *failingJournal) Err() error           { return nil }
 
-// A write whose record command.Journal.Sync cannot make durable gets no reply: the
-// connection closes instead, in both connection modes. A read on another
-// connection is answered.
+// A write whose record command.Journal.Sync cannot make durable gets no
+// reply: the connection closes instead, in both connection modes. A read
+// on another connection is answered.
 func TestNoReplyWhenTheJournalCannotSync(t *testing.T) {
 	for _, loop := range []string{"yes", "no"} {
 		t.Run("event-loop "+loop, func(t *testing.T) {
@@ -72,9 +72,9 @@ func (j *flakyJournal) Err() error {
 // A transaction runs whole or not at all under a log write error: a write
 // is refused when it is queued while the error is there (EXEC then aborts
 // for previous errors), EXEC refuses all of it when the error comes up
-// after queueing, and runs all of it when the error comes up halfway (it
-// ran the first half and refused the rest before). Replies as Redis 7.0's
-// (checked against redis-server with a failed BGSAVE).
+// after queueing, and runs all of it when the error comes up halfway (not
+// the first half alone). Replies as Redis 7.0's (checked against
+// redis-server with a failed BGSAVE).
 func TestExecUnderALogWriteError(t *testing.T) {
 	j := &flakyJournal{}
 	ts := newJournaledServer(t, j)
@@ -137,9 +137,8 @@ func (j *gateJournal) Pending() uint64 {
 // Under appendfsync always no reply shows a write before it is durable, as
 // in Redis, whose event loop fsyncs before it writes any reply of the
 // turn: a GET on another connection (in the event-loop mode, served by
-// another loop) waits for the fsync of the SET it reads. Before, it was
-// answered at once, so a client could see (and act on) a value that a
-// crash then took back.
+// another loop) waits for the fsync of the SET it reads, so that no client
+// sees (and acts on) a value that a crash then takes back.
 func TestNoReplyShowsAWriteBeforeItIsDurable(t *testing.T) {
 	for _, loop := range []string{"yes", "no"} {
 		t.Run("event-loop "+loop, func(t *testing.T) {

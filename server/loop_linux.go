@@ -24,11 +24,10 @@ import (
 // reads: the one that brings the request, and the one after the reply
 // that finds the socket empty (EAGAIN) before the goroutine parks in Go's
 // netpoller, which offers no way to wait for readiness without reading
-// first. Redis reads each ready socket once per turn of its epoll loop. On
-// this kind of VM, where a syscall is expensive, the server is pinned to
-// its core at pipeline 1 and spends most of its time in the kernel
-// (bench/README.md: 1.33 reads per reply against Redis's 1.00), so that
-// third of a read was the gap to Redis there.
+// first. Redis reads each ready socket once per turn of its epoll loop.
+// Where syscalls are expensive (a VM) a server at pipeline 1 spends most
+// of its time in the kernel, and the extra read is the gap to Redis
+// (bench/README.md, Design notes).
 //
 // So each loop does what Redis's does: it owns an epoll set of client
 // sockets, waits for readiness, reads every ready socket once, runs the
@@ -43,7 +42,7 @@ import (
 //
 // A client that does not read its replies gets no more of its requests
 // run: once its unwritten replies pass flushAt, the loop stops reading
-// its socket until they drain (as TCP back pressure stopped its goroutine).
+// its socket until they drain (as TCP back pressure stops a goroutine).
 type eventLoop struct {
 	srv   *Server
 	epfd  int
@@ -222,9 +221,8 @@ func (c *Conn) poke() {
 // (runTurn), so Pause waits for neither: the records are in the journal,
 // and under appendfsync always their replies wait through a disk outage
 // (park), the very case where the final save fails and the server must go
-// on. It reports
-// false once the server is closing: requests read but not run are not
-// run (Shutdown resumes a paused server after it set closing).
+// on. It reports false once the server is closing: requests read but not
+// run are not run (Shutdown resumes a paused server after it set closing).
 func (l *eventLoop) enterTurn() bool {
 	l.srv.markRunning(&l.running)
 	if l.ending() {
@@ -251,10 +249,10 @@ func (l *eventLoop) stop() {
 const sweepEvery = 100 * time.Millisecond
 
 // tick asks the loop for a look for idle clients every sweepEvery while
-// timeout is set, until the loop stops. Each tick gets its look: a loop
-// that instead compared the time since its last look with the period
-// skipped about every other one (the look starts a little after its
-// tick), and closed a client idle for 1 s after 2.5 s instead of 1.5.
+// timeout is set, until the loop stops. Each tick gets its look: comparing
+// the time since the last look with the period instead would skip about
+// every other one (the look starts a little after its tick) and close idle
+// clients late.
 func (l *eventLoop) tick() {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
@@ -304,8 +302,8 @@ func (l *eventLoop) run() {
 		// Scheduled, not copied: a connection left over is in the
 		// turn once, even when its socket is also ready (or a parked
 		// connection was finished and poked in the same wake-up).
-		// Twice in a turn, its second entry wrote the replies that its
-		// first had parked to wait for the disk (see park).
+		// Twice in a turn, its second entry would write the replies that
+		// its first had parked to wait for the disk (see park).
 		l.turn = l.turn[:0]
 		for _, c := range l.again {
 			l.schedule(c)
@@ -355,13 +353,11 @@ func (l *eventLoop) run() {
 			l.releaseTurn()
 			// Hand the P over now: the waiters, readied by the close,
 			// run next. Under a pipelined load the loop never parks,
-			// so without this a waiter ran only when the scheduler
-			// preempted the loop, 10-20 ms later, once per slice: an
-			// append-only rewrite's capture of 100k keys took 1.45 s
-			// instead of 20 ms, and the journal copied every record
-			// appended meanwhile (57 MB) to replay into the new base.
-			// CL.THROTTLE at pipeline 32 with everysec: 0.90M ops/s
-			// and p99.9 111 ms before, 1.27M and 8.9 ms after.
+			// so without this a waiter would run only when the
+			// scheduler preempts the loop, once per slice: an
+			// append-only rewrite's capture would crawl, and the
+			// journal would copy every record appended meanwhile to
+			// replay into the new base (bench/README.md, Design notes).
 			runtime.Gosched()
 		}
 	}
@@ -381,9 +377,8 @@ func (l *eventLoop) releaseTurn() {
 
 // drain, once the server closes, writes out the replies still waiting for
 // their clients' sockets, until all are out or the server's drainBy
-// passes; it reads and runs nothing more. Without it a client reading a
-// big reply slowly got it cut short, while a goroutine per connection
-// finished its write.
+// passes; it reads and runs nothing more, so that a client reading a big
+// reply slowly gets all of it, as a goroutine connection's write does.
 func (l *eventLoop) drain() {
 	l.finishParked()
 	for _, c := range l.conns {
@@ -422,12 +417,10 @@ func (l *eventLoop) drain() {
 // scheduler consults only when no goroutine is runnable, so yielding the
 // P alone does not let it run.
 //
-// Any number may wait at once. With a one-token channel and a flag, two
-// waiters (the active expiry and a rewrite's capture) shared one token:
-// the other waited until someone asked again, the expiry's next tick 100
-// ms later, and a capture of 100k keys took 1.6-2.4 s in 3 CL.THROTTLE
-// runs of 18 (pipeline 32, everysec: 0.87-0.97M calls/s against
-// 1.24-1.44M).
+// Any number may wait at once, and one turn releases them all: with a
+// single token, one of two waiters (the active expiry and a rewrite's
+// capture) would wait until someone asked again, the expiry's next tick
+// 100 ms later.
 func (l *eventLoop) waitTurn() {
 	l.turnMu.Lock()
 	if l.turned == nil {
@@ -484,9 +477,9 @@ func (l *eventLoop) poll() int {
 // The loop's reads, writes and polls never wait (the sockets are
 // non-blocking, the poll's timeout is 0), so they are raw syscalls: Go's
 // syscall wrappers tell the scheduler that the thread may block, and
-// sysmon, seeing the loop in syscalls back to back, kept taking its P
-// away and handing it to another thread (futex wakeups and context
-// switches, measured with perf stat at pipeline 1).
+// sysmon, seeing the loop in syscalls back to back, would keep taking its
+// P away and handing it to another thread (futex wakeups and context
+// switches).
 func rawRead(fd int, b []byte) (int, syscall.Errno) {
 	if len(b) == 0 {
 		return 0, 0
@@ -595,7 +588,7 @@ func (l *eventLoop) drop(c *Conn) {
 // In the turn of a switch of appendonly, connections may hold records of
 // two journals: the turn settles the attached one (or the first it met)
 // once, and each connection of another on its own; that one is closed by
-// then, so its Sync returns at once (see Conn.appendTo).
+// then, so its Sync returns at once (see command.Mark).
 func (l *eventLoop) runTurn() {
 	var seq uint64
 	var ref *command.JournalRef
@@ -630,7 +623,7 @@ func (l *eventLoop) runTurn() {
 		l.turn[i] = nil
 		c.inTurn = false
 		held := c.Journaled.Seq != 0 && c.Journaled.Ref == ref
-		own := c.Journaled.Err // see Conn.appendTo
+		own := c.Journaled.Err // see command.Mark
 		if c.Journaled.Seq != 0 && c.Journaled.Ref != ref {
 			if err := c.Journaled.Ref.Sync(c.Journaled.Seq); own == nil {
 				own = err
@@ -654,7 +647,7 @@ func (l *eventLoop) runTurn() {
 			own = failed
 		}
 		if own != nil {
-			// As syncJournal: no reply to writes that are not as
+			// As Client.SyncJournal: no reply to writes that are not as
 			// durable as appendfsync demands.
 			c.DropReplies(own)
 			l.drop(c)

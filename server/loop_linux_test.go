@@ -77,8 +77,8 @@ func TestLoopWaitTurn(t *testing.T) {
 		require.False(t, l.wanted.Load(), "the loop took the request")
 	}
 	// Several waiters at once (the active expiry and a snapshot's
-	// capture): one turn releases them all. With a one-token hand-shake
-	// all but one waited until someone else asked for a turn.
+	// capture): one turn releases them all, none waits until someone
+	// else asks for a turn.
 	for round := 0; round < 20; round++ {
 		require.True(t, waiters(4), "round %d: a waitTurn did not return while others waited beside it", round)
 	}

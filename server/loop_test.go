@@ -109,8 +109,8 @@ func TestRequestSplitAcrossReads(t *testing.T) {
 
 // TestClientKill: CLIENT KILL closes another client's connection (and only
 // that one), by id and by address; a client kills itself only with SKIPME
-// no (filters skip the caller by default, as in Redis: :1 and a closed
-// connection before); TYPE and USER filters.
+// no (filters skip the caller by default, as in Redis); TYPE and USER
+// filters.
 func TestClientKill(t *testing.T) {
 	for _, mode := range connModes {
 		t.Run(mode, func(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 // the dispatcher path: SET and CL.THROTTLE with no journal, and with an
 // append-only log under appendfsync no and everysec (batches of 32, as a
 // pipelined client sends them). Compare ns/op between the rows: the
-// target is everysec within 15% of none (issue 5).
+// target is everysec within 15% of none.
 func BenchmarkJournal(b *testing.B) {
 	cmds := map[string]func(i int) [][]byte{
 		"SET": func(i int) [][]byte { return [][]byte{[]byte("SET"), benchKey(i), []byte("xyz")} },
@@ -56,8 +56,8 @@ func BenchmarkJournal(b *testing.B) {
 // BenchmarkJournalPipeline is BenchmarkJournal through runBuffered:
 // batches of 32 requests parsed from a read buffer, as a pipelined client
 // sends them, over 100k keys. SET and ZADD are logged as received when
-// they can be (Conn.rawRecord); CL.THROTTLE as its image. ns/op is per
-// request.
+// they can be (command's Client.rawRecord); CL.THROTTLE as its image.
+// ns/op is per request.
 func BenchmarkJournalPipeline(b *testing.B) {
 	const nkeys, batch = 100_000, 32
 	reqs := map[string]func(i int) string{

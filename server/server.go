@@ -101,10 +101,10 @@ func (s *Server) watchConfig() {
 
 // retime moves the deadlines of the goroutine-per-connection clients to
 // the new timeout t (seconds, 0: none). Each sets its deadlines when it
-// starts a read or a write, so one already waiting kept the old: after
-// CONFIG SET timeout 0, or a longer timeout, a client idle at that moment
-// was still closed when the old one ran out. The event loops judge
-// idleness against the current value on every sweep.
+// starts a read or a write, so one already waiting would keep the old one:
+// after CONFIG SET timeout 0, or a longer timeout, a client idle at that
+// moment would still be closed when the old one ran out. The event loops
+// judge idleness against the current value on every sweep.
 func (s *Server) retime(t int64) {
 	for _, c := range s.clients() {
 		if c.loop != nil || c.nc == nil {
@@ -192,8 +192,8 @@ func (s *Server) accept(ln net.Listener) error {
 			if acceptCanRecover(err) {
 				// Out of descriptors or memory: the clients connected
 				// keep being served, and accepting resumes once some
-				// close. Redis logs and goes on too; returning stopped
-				// the whole server. Back off as net/http does.
+				// close, as in Redis, rather than the whole server
+				// stopping. Back off as net/http does.
 				wait = min(max(2*wait, 5*time.Millisecond), time.Second)
 				s.log.Warn("cannot accept a connection; retrying", "err", err, "retry_in", wait)
 				time.Sleep(wait)

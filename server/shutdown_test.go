@@ -219,8 +219,7 @@ func TestPauseWhileAClientDoesNotRead(t *testing.T) {
 // TestPauseBeforeTheLoopsStart: a Pause that comes before Serve has made
 // its event loops (main's signal right after start-up) holds them too: a
 // request that arrives meanwhile waits for Resume, and the loop that parks
-// without Pause knowing of it does not crash the server (it closed the nil
-// channel of its entry in pauseState.parked).
+// without Pause knowing of it does not crash the server.
 func TestPauseBeforeTheLoopsStart(t *testing.T) {
 	cfg := config.New()
 	require.NoError(t, cfg.Set("port", "0"))
@@ -301,8 +300,7 @@ func (j *stuckJournal) Sync(uint64) error {
 // while it waits for replicas is freed when it hangs up, and what it
 // queued never runs). The event loop drops the client when its socket
 // reports the hang-up; a goroutine per connection, which does not read
-// while it waits, looks before it runs what it had read. Both modes behaved
-// so only since the goroutine looks.
+// while it waits, looks before it runs what it had read.
 func TestShutdownWaiterHungUp(t *testing.T) {
 	for _, mode := range connModes {
 		t.Run(mode, func(t *testing.T) {
@@ -402,9 +400,8 @@ func TestPauseWhileAClosingClientDoesNotRead(t *testing.T) {
 // over the limit sent behind the SHUTDOWN never runs, and the client is
 // closed (the event loop, reading meanwhile, closes it at once, as Redis
 // closes a blocked client whose query buffer passes the limit; a
-// goroutine refuses it after the shutdown's refusal). The goroutine's look
-// for a hang-up read to the end of its 16 KiB buffer, past a lower limit,
-// and the write ran.
+// goroutine refuses it after the shutdown's refusal): the goroutine's look
+// for a hang-up reads no further than the limit.
 func TestShutdownWaiterQueryLimit(t *testing.T) {
 	for _, mode := range connModes {
 		t.Run(mode, func(t *testing.T) {

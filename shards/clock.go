@@ -9,9 +9,9 @@ import (
 // the monotonic clock plus an offset to the wall clock.
 //
 // Why: every command reads the clock once, and time.Now costs two vDSO
-// calls (wall and monotonic); time.Since a fixed base costs one. On this
-// kind of VM the clock was 4.5-6.4% of the CPU of SET at pipeline 32,
-// half of which this saves. The offset is recalibrated on every active
+// calls (wall and monotonic); time.Since a fixed base costs one, which on
+// a VM is a visible share of a cheap command. The offset is recalibrated
+// on every active
 // expiry tick (recalibrate), so a step of the wall clock (NTP, an
 // operator) is followed within a tick; slewing moves both clocks alike.
 type wallClock struct {

@@ -206,8 +206,8 @@ func TestDecodeDumpErrors(t *testing.T) {
 		{"sllog timestamp overflow", withFooter(binary.AppendUvarint(binary.AppendVarint([]byte{tagSlidingLog, 2}, math.MaxInt64), 0), dumpVersion), ErrBadData},
 		{"swindow negative count", withFooter([]byte{tagSlidingWindow, 0, 1, 0}, dumpVersion), ErrBadData},
 		// Times beyond ±maxTime: SL.THROTTLE's deadline, the newest
-		// timestamp plus the window, wrapped negative, and SW.THROTTLE's
-		// elapsed time, now minus the start, could wrap too.
+		// timestamp plus the window, would wrap negative, and
+		// SW.THROTTLE's elapsed time, now minus the start, could wrap too.
 		{"sllog timestamp near MaxInt64", withFooter(binary.AppendUvarint(binary.AppendVarint([]byte{tagSlidingLog, 2}, math.MaxInt64-10), 1), dumpVersion), ErrBadData},
 		{"sllog timestamp past maxTime", withFooter(binary.AppendUvarint(binary.AppendVarint([]byte{tagSlidingLog, 1}, maxTime+1), 0), dumpVersion), ErrBadData},
 		{"sllog timestamp before -maxTime", withFooter(binary.AppendUvarint(binary.AppendVarint([]byte{tagSlidingLog, 1}, math.MinInt64), 0), dumpVersion), ErrBadData},

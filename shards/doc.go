@@ -21,8 +21,9 @@
 // # Locking
 //
 // The store never locks on its own behalf during a command: the caller (the
-// command dispatcher in package server) locks every shard a command touches, in
-// ascending shard order, before running it, and unlocks afterwards. Methods
+// command dispatcher in package command) locks every shard a command
+// touches, in ascending shard order, before running it, and unlocks
+// afterwards. Methods
 // whose names do not end in "Locked" but that take a key still require the
 // key's shard to be held; this is stated on each of them. The background
 // expiry cycle takes each shard's lock for a bounded time per tick.
@@ -31,9 +32,9 @@
 //
 // Deadlines are absolute Unix milliseconds. A key is expired from its
 // deadline's millisecond on (now >= deadline; Redis waits one millisecond
-// more, now > deadline). A key past its deadline is
-// deleted lazily when it is next looked up, and actively by a background
-// cycle modelled on Redis's: every tick it checks a batch of each shard's
+// more, now > deadline). A key past its deadline is deleted lazily when it
+// is next looked up, and actively by a background cycle modelled on
+// Redis's: every tick it checks a batch of each shard's
 // keys that carry a deadline (continuing where the last tick stopped),
 // deletes the expired ones, and repeats while more than a quarter of a
 // batch had expired and the time budget is not spent.

@@ -25,25 +25,20 @@ const (
 	// expireSlice is how long the cycle works before it lets the event
 	// loops run a turn (see ExpireCycle). It must be well under the time
 	// between two requests of one connection: a turn answers at most one
-	// request per connection at pipeline 1, so with 1 ms slices (Redis's
-	// fast expire cycle) and 50 clients at 50k calls/s in all, each
-	// connection's next request was due before the slice and the turn
-	// after it had ended, and a backlog built up for as long as a tick's
-	// budget lasted: while 10M keys expired (scale.sh's expiry case) p99
-	// was 4.2-4.9 ms and p99.9 6.4-10.4 ms against 1.0 and 2.3 ms
-	// without expiry. With 250 us: p99 0.95-1.0 ms, p99.9 2.4-2.5 ms, and
-	// the keys went as fast (9.34M against 9.35M expired 40 s after the
-	// fill). The extra yields (a pipe write and a poll each, up to 1000 a
-	// second) cost little beside the tick's 25 ms of work.
+	// request per connection at pipeline 1, so with longer slices (Redis's
+	// fast expire cycle runs 1 ms) each connection's next request is due
+	// before the slice and the turn after it have ended, and a backlog
+	// builds up for as long as a tick's budget lasts. The extra yields (a
+	// pipe write and a poll each, up to 1000 a second) cost little beside
+	// the tick's 25 ms of work (bench/README.md, Design notes).
 	expireSlice = 250 * time.Microsecond
 	// expireQuietSteps is how many entries a shard's turn may pass over in
 	// batches that found few deadlines to check (see ExpireCycle): 16 of
 	// the 4*expireBatch entries a batch looks at, a sequential read of
-	// 512 KiB of entries.
-	// Stopping after one such batch, as after a batch with few keys
-	// expired, the cursor crawled 1024 ids per tick through a shard left
-	// sparse by a mass expiry, to the keys that had expired behind it:
-	// the last ~10 % of 10M expired keys went at about 40k a second.
+	// 512 KiB of entries. Stopping after one such batch, as after a batch
+	// with few keys expired, the cursor would crawl 1024 ids per tick
+	// through a shard left sparse by a mass expiry, and the keys that
+	// expired behind it would be reclaimed slowly.
 	expireQuietSteps = 16 * 4 * expireBatch
 )
 
@@ -84,9 +79,8 @@ func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
 			}
 			if y := s.yield.Load(); y == nil {
 				// With one core (GOMAXPROCS=1) a cycle that never
-				// yields held every request back for its whole budget,
-				// which scale.sh measured as 16 ms p99.9 while 10M keys
-				// expired (a goroutine per client).
+				// yields would hold every request back for its whole
+				// budget (a goroutine per client).
 				runtime.Gosched()
 			} else if now.Sub(slice) >= expireSlice {
 				(*y)()
@@ -106,9 +100,10 @@ func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
 		}
 		keys += sh.count
 		sh.mu.Unlock()
-		// A compaction takes up to 1.8 ms (BenchmarkCompact), and a mass
-		// expiry makes every shard sparse in the same tick: without a
-		// turn between them the loops waited for all 16, 18-37 ms.
+		// A compaction takes a millisecond or two (BenchmarkCompact),
+		// and a mass expiry makes every shard sparse in the same tick:
+		// without a turn between them the loops would wait for all of
+		// them.
 		if y := s.yield.Load(); y != nil && compacted {
 			(*y)()
 			slice = time.Now()
@@ -187,12 +182,11 @@ func (s *Store) PurgeExpired(nowMs int64) int {
 //
 // Why: runtime.Gosched puts the yielding goroutine on the global run
 // queue, which the scheduler serves before it polls the network, and so
-// does a short sleep (its timer is due again at once). An event loop
-// parked in the netpoller therefore waited for the whole cycle: with
-// GOMAXPROCS=1 and 10M keys expiring, scale.sh's CL.THROTTLE calls saw
-// p99 latency 42 ms and a maximum of 170-280 ms, against 5 and 10 ms before
-// the first deadline. Redis alternates the same way: its fast expire cycle
-// runs for at most 1 ms between two polls of its event loop.
+// does a short sleep (its timer is due again at once), so an event loop
+// parked in the netpoller would wait for the whole cycle, and a mass
+// expiry would show as tail latency. Redis alternates the same way: its
+// fast expire cycle runs for at most 1 ms between two polls of its event
+// loop.
 func (s *Store) SetYield(fn func()) {
 	if fn == nil {
 		s.yield.Store(nil)

@@ -216,9 +216,9 @@ func (l *SlidingLog) Throttle(now int64, p SLParams) SLResult {
 			// quantity to be at most Max, and the newest Max+1 are the
 			// last to leave it) nor any retry_after: dropping them
 			// bounds a key that is refused and recorded again and
-			// again, which grew by a run per call (and each call's walk
-			// with it), and whose count overflowed int64 with huge
-			// quantities, after which calls went through.
+			// again, which would otherwise grow by a run per call (and
+			// each call's walk with it), and whose count would
+			// overflow int64 with huge quantities and let calls through.
 			l.keepNewest(p.Max + 1)
 		}
 	}

@@ -204,9 +204,10 @@ func TestActiveExpiryYieldsBetweenSlices(t *testing.T) {
 }
 
 // Each compaction after a mass expiry is followed by a yield: every shard
-// becomes sparse in the same cycle, and 16 compactions back to back held
-// the event loops for 18-37 ms. Here every yield that sees more storage
-// dropped than the last one saw counts: one per compaction.
+// becomes sparse in the same cycle, and 16 compactions back to back would
+// hold the event loops for tens of milliseconds. Here every yield that
+// sees more storage dropped than the last one saw counts: one per
+// compaction.
 func TestActiveExpiryYieldsAfterCompaction(t *testing.T) {
 	const shards, perShard = 4, 8 * chunkLen
 	s, clk := newStore(t, shards)

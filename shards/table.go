@@ -20,8 +20,8 @@ import (
 //     bits of the key's hash and the entry's id + 1 (0 = empty), with linear
 //     probing and backward-shift deletion (no tombstones). A lookup costs one
 //     cache miss in the index and one in the entry, whose inline key settles
-//     the comparison; Go's map[string]*Entry cost three (bucket, key bytes,
-//     entry) and was 40% of a GET's CPU under load with 100k keys.
+//     the comparison, where Go's map[string]*Entry costs three (bucket, key
+//     bytes, entry).
 //     Growing rehashes from the stored hash bits, never touching the entries,
 //     a slice at a time (see grow).
 //   - arena: the bytes of keys longer than keyInline, compacted when more
@@ -29,8 +29,9 @@ import (
 //   - refs: the Go values (sorted sets, long strings) that do need pointers,
 //     one slot per key that has one, named by the entry's num.
 //
-// A home position is the hash scaled to the index length, so positions are ordered by
-// hash: Scan walks hash ranges, which stay valid when the index grows.
+// A home position is the hash scaled to the index length, so positions are
+// ordered by hash: Scan walks hash ranges, which stay valid when the index
+// grows.
 type table struct {
 	chunks   []*[chunkLen]Entry
 	live     []uint16 // used entries per chunk, so compact skips empty ones
@@ -279,9 +280,9 @@ func (t *table) remove(e *Entry, p int) {
 // and no entry held (sparse says when).
 const (
 	// compactMaxLive and compactMaxChunks bound the time one compaction
-	// holds the shard lock: at most 1.8 ms here when both are at their
-	// limit (BenchmarkCompact), 0.7 ms with 512 chunks. 16 shards x 16384
-	// lets a compaction follow a mass expiry that leaves ~250k keys.
+	// holds the shard lock to a millisecond or two (BenchmarkCompact
+	// runs one at both limits). 16 shards x 16384 lets a compaction
+	// follow a mass expiry that leaves ~250k keys.
 	compactMaxLive = 16384
 	// compactMaxChunks bounds the chunks it reads (those with a live
 	// entry): 20 MiB of entries, all that a shard of 10M keys in 16 has.
@@ -347,9 +348,9 @@ func (t *table) compact() {
 // in the old index as dead weight (their hash is below bound, so no lookup
 // there matches them) until the last slice drops it.
 //
-// Why: rehashing a shard of 625k keys (10M in 16 shards) at once took
-// 11.9 ms with the shard locked, and on a one-core server every connection
-// waited for it, once per growth of each shard (BenchmarkGrow). Redis
+// Why: rehashing a big shard at once holds its lock for milliseconds, and
+// on a one-core server every connection waits for it, once per growth of
+// each shard (BenchmarkGrow; bench/README.md, Design notes). Redis
 // rehashes its dictionaries incrementally for the same reason. The old
 // index is 4/5 full when growth starts and gains at most one key per
 // insert meanwhile, len(old)/growStep of them, so it does not fill up
@@ -366,9 +367,9 @@ func (t *table) grow() {
 }
 
 // growStep is how many positions of the old index an insert moves while
-// the index grows: 3-4 us per insert on average, 30-150 us at most, for a
-// shard of 625k keys (BenchmarkGrow). A variable so that tests can make
-// growth last many steps.
+// the index grows, which bounds the pause of any one insert
+// (BenchmarkGrow). A variable so that tests can make growth last many
+// steps.
 var growStep = 256
 
 // migrate moves a slice of the old index to the new one: the words whose

@@ -386,7 +386,7 @@ func TestCompactionAfterMassExpiry(t *testing.T) {
 }
 
 // TestGCRAKeyMemory: a CL.THROTTLE key (`rl:123456` holding a TAT and a
-// deadline) costs at most 56 bytes of heap, index included — issue 6's
+// deadline) costs at most 56 bytes of heap, index included — the memory
 // target, against Redis's 113 — and the keyspace holds no pointer per key.
 func TestGCRAKeyMemory(t *testing.T) {
 	if raceEnabled {
@@ -446,9 +446,8 @@ func BenchmarkCompact(b *testing.B) {
 // shard of 625k keys (10M in 16 shards) growing its index by half. The
 // whole growth is the time per op; max-step-ns is the longest single
 // step an insert takes, growth started or a slice of growStep positions
-// moved (both with the shard locked). Rehashing at once took 11.9 ms;
-// now 3511 slices of 30-150 us, and the new array's allocation 0.06-3.2
-// ms (Go zeroes memory it reuses; 9.4 MB here).
+// moved (both with the shard locked). The new array's allocation is part
+// of the first step (Go zeroes memory it reuses).
 func BenchmarkGrow(b *testing.B) {
 	s, clk := newStore(b, 1)
 	sh := &s.shards[0]

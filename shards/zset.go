@@ -29,11 +29,10 @@ package shards
 // to entry for O(1) ZSCORE. Both hold pointers to one zentry {score,
 // member}. The index is a small open-addressing table (zindex) rather than
 // a Go map[string]float64: the map costs about 55 bytes an entry plus its
-// own copy of the key's header, which put 1000-member sets of UUIDs at 153
-// bytes an entry, above Redis's skiplist (142); with pointer items and the
-// index they take about 109. Ranks come from the tree's per-node counts
-// (GetAt), so ZRANK and the start of a range are found by a binary search
-// over GetAt, O(log² n).
+// own copy of the key's header, which would put large sets of UUIDs above
+// Redis's skiplist (bench/memory.sh). Ranks come from the tree's per-node
+// counts (GetAt), so ZRANK and the start of a range are found by a binary
+// search over GetAt, O(log² n).
 //
 // Ties between equal scores are ordered by member bytes, as Redis compares
 // with memcmp; -0 and 0 compare equal. NaN is never stored: Add refuses it.
@@ -478,8 +477,7 @@ func (z *ZSet) lpLocate(member []byte, score float64, withIns bool) (pos lpPos, 
 // sameBytes is bytes.Equal with the first eight bytes compared inline: the
 // walk of a compact set compares the member sought with every member, and
 // random members (UUIDs, all 36 bytes long) differ in their first bytes,
-// so most comparisons end without the call (memeqbody was 2.7 % of the
-// MULTI recipe's server profile).
+// so most comparisons end without the call.
 func sameBytes(a, b []byte) bool {
 	if len(a) != len(b) {
 		return false

@@ -15,11 +15,11 @@ package main
 // its call, so none expires while memory is measured. -fill-ttl D makes it
 // 1 per D instead (whole seconds), so each key expires D after its call:
 // keys expire in the order and at the pace they were written (bench/scale.sh
-// measures the server while they do). ZADD scores are
-// microsecond timestamps: the start time plus 1 ms per
-// entry, plus k mod 1000 µs. SL.THROTTLE records the server's clock; max is
-// the number of entries per key and the window an hour, so every call is
-// recorded. -duration bounds the fill; the report says whether it finished.
+// measures the server while they do). ZADD scores are microsecond
+// timestamps: the start time plus 1 ms per entry, plus k mod 1000 µs.
+// SL.THROTTLE records the server's clock; max is the number of entries per
+// key and the window an hour, so every call is recorded. -duration bounds
+// the fill; the report says whether it finished.
 
 import (
 	"encoding/json"

@@ -1,6 +1,7 @@
 package main
 
-// The floor frames requests itself. resp's parser is not exported, and
+// The floor frames requests itself: it only finds where each command ends,
+// without slicing out arguments as resp.ParseRequest does, and
 // redcon.ReadNextCommand (v1.6.2), the stateless one, panics on a negative
 // bulk length: "*1\r\n$-2\r\nab" slices out of range.
 

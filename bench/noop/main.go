@@ -2,11 +2,11 @@
 // server that does no work (PING answers PONG, anything else OK).
 //
 // It has two engines. -loop redcon (the default) is a redcon server, a
-// goroutine per connection: issue 6 defines "the no-op ceiling" as its
-// PING throughput, and bench/compare.sh runs it beside redis-server and
-// ratekv when CEILING=1. -loop epoll (Linux) is the floor: one thread, one
-// epoll set, a read and a write per turn and socket (floor_linux.go), the
-// least a server can do per request; compare.sh's persistence runs use it
+// goroutine per connection: "the no-op ceiling" is its PING throughput,
+// and bench/compare.sh runs it beside redis-server and ratekv when
+// CEILING=1. -loop epoll (Linux) is the floor: one thread, one epoll set,
+// a read and a write per turn and socket (floor_linux.go), the least a
+// server can do per request; compare.sh's persistence runs use it
 // to show where the load generator, not the server, sets the pace.
 package main
 

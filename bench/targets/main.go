@@ -1,6 +1,6 @@
 // Command targets checks the numbers of one full bench run (bench/all.sh)
-// against the targets of issues 5 and 6, and prints a markdown table:
-// each target, what was measured, what it needs, and whether it is met.
+// against the project's targets, and prints a markdown table: each
+// target, what was measured, what it needs, and whether it is met.
 //
 //	go run ./bench/targets -dir bench/results
 //

@@ -16,8 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Connection handling found wanting by a review (each test runs both
-// connection modes where both apply; the event loops are Linux's default).
+// A connection's life at its edges: closing after a reply, idleness,
+// accepting without descriptors, shutting down, a kill before the loop
+// registers it. Each test runs both connection modes where both apply (the
+// event loops are Linux's default).
 
 // dialSmallRcvBuf dials with a tiny receive buffer, so that the kernel
 // cannot take a 60 KB reply while the client does not read.
@@ -34,8 +36,7 @@ func dialSmallRcvBuf(t *testing.T, addr string) net.Conn {
 
 // A reply still waiting for the socket when QUIT, a protocol error or
 // CLIENT KILL of itself closes the connection is delivered in full, then
-// the connection closes (Redis: close-after-reply). The event loops cut it
-// off (found by a review helper).
+// the connection closes (Redis: close-after-reply).
 func TestCloseAfterReplyDeliversEveryReply(t *testing.T) {
 	val := strings.Repeat("v", 60<<10)
 	want := fmt.Sprintf("$%d\r\n%s\r\n", len(val), val)
@@ -90,8 +91,8 @@ func TestCloseAfterReplyDeliversEveryReply(t *testing.T) {
 // A client with timeout 1 that keeps sending for 2 s is not idle, whether
 // it uploads one request slowly (Redis updates lastinteraction on every
 // read; goroutine mode renews its read deadline on every read) or sends
-// requests that run no command. The event loops judged idleness by the
-// last command run only.
+// requests that run no command: idleness is not judged by the last
+// command run.
 func TestIdleTimeoutSparesActiveClients(t *testing.T) {
 	for _, mode := range connModes {
 		for name, talk := range map[string]func(t *testing.T, nc net.Conn, rd *bufio.Reader){
@@ -132,8 +133,7 @@ func TestIdleTimeoutSparesActiveClients(t *testing.T) {
 }
 
 // CLIENT LIST reads another connection's protocol while its owner changes
-// it (HELLO): the race detector reported a data race before proto's
-// writes took the connection's mutex.
+// it (HELLO) without a data race (run with -race).
 func TestClientListWhileHelloSwitchesProtocols(t *testing.T) {
 	ts := newTestServer(t)
 	a, b := ts.raw(t), ts.raw(t)
@@ -156,8 +156,7 @@ func TestClientListWhileHelloSwitchesProtocols(t *testing.T) {
 }
 
 // Running out of descriptors (accept: EMFILE) does not stop the server
-// accepting for good: Redis logs and goes on, where Serve returned the
-// error and main exited.
+// accepting for good: as Redis, it logs and goes on.
 func TestAcceptSurvivesRunningOutOfDescriptors(t *testing.T) {
 	for _, mode := range connModes {
 		t.Run(mode, func(t *testing.T) {
@@ -193,8 +192,8 @@ func TestAcceptSurvivesRunningOutOfDescriptors(t *testing.T) {
 	}
 }
 
-// Shutdown lets every connection finish its batch, replies flushed: the
-// event loops dropped a reply still waiting for a slow client's socket.
+// Shutdown lets every connection finish its batch, replies flushed, also
+// a reply still waiting for a slow client's socket.
 func TestShutdownWritesOutWaitingReplies(t *testing.T) {
 	for _, mode := range connModes {
 		t.Run(mode, func(t *testing.T) {
