@@ -23,7 +23,7 @@ var logCommands = map[string]*Command{}
 func registerLog(cmds ...*Command) {
 	for _, c := range cmds {
 		if c.Name != strings.ToLower(c.Name) || commands[c.Name] != nil || logCommands[c.Name] != nil {
-			panic(fmt.Sprintf("resp: log command %q clashes or is not lower case", c.Name))
+			panic(fmt.Sprintf("command: log command %q clashes or is not lower case", c.Name))
 		}
 		if c.Step == 0 && c.FirstKey > 0 {
 			c.Step = 1

@@ -139,17 +139,17 @@ var (
 func registerSubcommands(parent string, subs ...*Command) {
 	p := commands[parent]
 	if p == nil {
-		panic("resp: register " + parent + " before its subcommands")
+		panic("command: register " + parent + " before its subcommands")
 	}
 	if p.subs == nil {
 		p.subs = map[string]*Command{}
 	}
 	for _, s := range subs {
 		if !strings.HasPrefix(s.Name, parent+"|") || s.Name != strings.ToLower(s.Name) {
-			panic("resp: subcommand " + s.Name + " must be lower case and named " + parent + "|<sub>")
+			panic("command: subcommand " + s.Name + " must be lower case and named " + parent + "|<sub>")
 		}
 		if _, dup := subcommandIndex[s.Name]; dup {
-			panic("resp: subcommand " + s.Name + " registered twice")
+			panic("command: subcommand " + s.Name + " registered twice")
 		}
 		subcommandIndex[s.Name] = s
 		subcommands[parent] = append(subcommands[parent], s)

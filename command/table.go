@@ -82,10 +82,10 @@ var commands = map[string]*Command{}
 func register(cmds ...*Command) {
 	for _, c := range cmds {
 		if c.Name != strings.ToLower(c.Name) {
-			panic(fmt.Sprintf("resp: command %q must be lower case", c.Name))
+			panic(fmt.Sprintf("command: command %q must be lower case", c.Name))
 		}
 		if _, dup := commands[c.Name]; dup {
-			panic(fmt.Sprintf("resp: command %q registered twice", c.Name))
+			panic(fmt.Sprintf("command: command %q registered twice", c.Name))
 		}
 		if c.Step == 0 && c.FirstKey > 0 {
 			c.Step = 1
