@@ -415,9 +415,9 @@ func (r *uring) failLocked() {
 }
 
 // Allocate allocates n bytes of f from off (fallocate, extending the
-// file; see Log.reserve). A file system without fallocate answers
+// file; see AOF.reserve). A file system without fallocate answers
 // errors.ErrUnsupported.
-func (f logOSFile) Allocate(off, n int64) error {
+func (f osFile) Allocate(off, n int64) error {
 	for {
 		err := syscall.Fallocate(int(f.Fd()), 0, off, n)
 		switch err {

@@ -1,7 +1,7 @@
 package persist
 
 // The Manager ties the pieces together: it loads the data at start-up,
-// owns the Log, takes snapshots (SAVE, BGSAVE, the save rules) and
+// owns the AOF, takes snapshots (SAVE, BGSAVE, the save rules) and
 // rewrites the log (BGREWRITEAOF, auto-aof-rewrite-*).
 //
 // # Snapshots without stopping traffic
@@ -143,7 +143,7 @@ type Manager struct {
 	bgsaveFailed atomic.Bool
 
 	mu              sync.Mutex // guards everything below; rewrites (one at a time) change man
-	log             *Log       // nil with appendonly no
+	aof             *AOF       // nil with appendonly no
 	first           bool       // log appends to the temporary file until the first rewrite (see aof_switch.go)
 	rewriteCancel   context.CancelFunc
 	usedSeq         int64 // the highest file number a rewrite has used
@@ -204,13 +204,13 @@ func Open(opts Options) (*Manager, error) {
 	start := time.Now()
 	var err error
 	if cfg.Bool(config.AppendOnly) {
-		err = m.openAOF()
+		err = m.loadOrCreateAOF()
 	} else if _, serr := os.Stat(m.dumpPath); serr == nil {
 		err = m.loadSnapshotFile(m.dumpPath)
 	}
 	if err != nil {
-		if m.log != nil {
-			m.log.Close()
+		if m.aof != nil {
+			m.aof.Close()
 		}
 		return nil, err
 	}
@@ -223,9 +223,9 @@ func Open(opts Options) (*Manager, error) {
 	return m, nil
 }
 
-// openAOF loads the append-only log (or creates it from the dump file, or
-// empty) and opens its last file for appending.
-func (m *Manager) openAOF() error {
+// loadOrCreateAOF loads the append-only file (or creates it from the dump
+// file, or empty) and opens its last incremental file for appending.
+func (m *Manager) loadOrCreateAOF() error {
 	if err := os.MkdirAll(m.aofDir, 0o755); err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (m *Manager) openAOF() error {
 		f.Close()
 		return err
 	}
-	m.log = openLog(wrapped(f), last, st.Size(), m.cfg.Fsync(), m.logger)
+	m.aof = openAOF(wrapped(f), last, st.Size(), m.cfg.Fsync(), m.logger)
 	m.rewriteBaseSize = m.aofSize()
 	return nil
 }
@@ -569,7 +569,7 @@ func asideName(name string) string {
 
 // recordsEnd returns where the records of a log file of the given size end:
 // after its last byte that is not zero. Under appendfsync always the writer
-// keeps zeros written ahead of its data (Log.prezero), and a record never
+// keeps zeros written ahead of its data (AOF.prezero), and a record never
 // ends in a zero (its last byte is the '\n' of a CRLF), so what follows is
 // free space, not a torn tail (which the reader would warn about, and
 // refuse with aof-load-truncated no). A torn record may lose its zero bytes
@@ -637,20 +637,20 @@ func copyTail(path string, off int64, aside string) error {
 	return nil
 }
 
-// Journal returns the append-only log to attach to the server, or nil
-// with appendonly no.
-func (m *Manager) Journal() *Log {
+// AOF returns the append-only file, to attach to the command layer as its
+// journal, or nil with appendonly no.
+func (m *Manager) AOF() *AOF {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.log
+	return m.aof
 }
 
 // applyFsync is the change hook of appendfsync: the log follows it.
 func (m *Manager) applyFsync(string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.log != nil {
-		m.log.SetPolicy(m.cfg.Fsync())
+	if m.aof != nil {
+		m.aof.SetPolicy(m.cfg.Fsync())
 	}
 }
 
@@ -696,7 +696,7 @@ func (m *Manager) cron(now time.Time) {
 			return
 		}
 	}
-	if m.log == nil || m.saving || now.Sub(m.rewriteFailedAt) < rewriteRetry {
+	if m.aof == nil || m.saving || now.Sub(m.rewriteFailedAt) < rewriteRetry {
 		return
 	}
 	if m.first {
@@ -706,7 +706,7 @@ func (m *Manager) cron(now time.Time) {
 		m.startRewriteLocked()
 		return
 	}
-	if m.log.Lost() {
+	if m.aof.Lost() {
 		// Only a new base repairs a file a failed fsync may have lost
 		// records from (see log.go); the keyspace still holds them.
 		m.logger.Warn("rewriting the append-only file: a failed fsync may have lost records from it")
@@ -741,7 +741,7 @@ func (m *Manager) startScheduledLocked() {
 		return
 	}
 	switch {
-	case m.rewriteSched && m.log != nil && !m.saving:
+	case m.rewriteSched && m.aof != nil && !m.saving:
 		m.startRewriteLocked()
 	case m.bgsaveScheduled && !m.saving:
 		m.startBgsaveLocked()
@@ -798,7 +798,7 @@ func (m *Manager) BGRewrite() (scheduled bool, err error) {
 	switch {
 	case m.closed:
 		return false, ErrClosing
-	case m.log == nil:
+	case m.aof == nil:
 		return false, ErrAOFDisabled
 	case m.rewriting:
 		return false, ErrRewriteInProgress
@@ -835,14 +835,14 @@ func (m *Manager) startRewriteLocked() {
 	m.rewriteStart = time.Now()
 	// The job keeps the log it started with: switching appendonly off
 	// meanwhile cancels it (SetAppendOnly) and closes that log.
-	l, first := m.log, m.first
+	aof, first := m.aof, m.first
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.rewriteCancel = cancel
 	m.jobs.Add(1)
 	go func() {
 		defer m.jobs.Done()
 		defer cancel()
-		err := m.rewrite(ctx, l, first)
+		err := m.rewrite(ctx, aof, first)
 		m.mu.Lock()
 		m.rewriting = false
 		m.rewriteCancel = nil
@@ -850,7 +850,7 @@ func (m *Manager) startRewriteLocked() {
 		m.lastRewriteDur = took
 		m.lastRewriteOK = err == nil
 		switch {
-		case err != nil && m.log != l:
+		case err != nil && m.aof != aof:
 			// Cancelled by a switch of appendonly: not a failure.
 			m.lastRewriteOK = true
 		case err != nil:
@@ -916,16 +916,16 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string, background boo
 	// (a log switched off ends the capture's records there, and the
 	// shards captured later are each consistent in themselves).
 	m.mu.Lock()
-	l := m.log
+	aof := m.aof
 	m.mu.Unlock()
 	var c *Capture
-	if l != nil {
-		c = l.BeginCapture(captureLimit)
+	if aof != nil {
+		c = aof.BeginCapture(captureLimit)
 	}
-	cuts, err := m.capture(ctx, w, background, l)
+	cuts, err := m.capture(ctx, w, background, aof)
 	if c != nil {
-		whole := m.journaling(l)
-		if _, cerr := l.EndCapture(c); err == nil {
+		whole := m.journaling(aof)
+		if _, cerr := aof.EndCapture(c); err == nil {
 			err = cerr
 		}
 		if err == nil {
@@ -940,7 +940,7 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string, background boo
 }
 
 // capture writes the keys of every shard to w, one shard at a time under
-// its lock, and returns the last sequence number of l (nil: none) at the
+// its lock, and returns the last sequence number of aof (nil: none) at the
 // capture of each shard. background says it runs beside the connections
 // (not SAVE's, on a connection's own goroutine or event loop).
 //
@@ -952,7 +952,7 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string, background boo
 // move it back, so its reading may be older than the capture's. Replayed
 // without the key, a ZADD recreated it without its deadline and an EXPIRE
 // found nothing, and the key was lost.
-func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background bool, l *Log) ([]uint64, error) {
+func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background bool, aof *AOF) ([]uint64, error) {
 	st := m.store
 	cuts := make([]uint64, st.NumShards())
 	var buf []byte
@@ -963,8 +963,8 @@ func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background boo
 		var n int
 		st.Lock(i)
 		buf, n = st.AppendShard(buf[:0], i, 0) // live at 0: every key
-		if l != nil {
-			cuts[i] = l.LastSeq()
+		if aof != nil {
+			cuts[i] = aof.LastSeq()
 		}
 		st.Unlock(i)
 		if n > 0 {
@@ -989,14 +989,14 @@ func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background boo
 	return cuts, nil
 }
 
-// journaling reports whether l is still the log that every write is
+// journaling reports whether aof is still the log that every write is
 // journaled to, once a capture on it has taken its last shard. stopAOF
 // clears m.log before it detaches the log from the server, so true means
-// that every write to a shard before that shard's capture is in l.
-func (m *Manager) journaling(l *Log) bool {
+// that every write to a shard before that shard's capture is in aof.
+func (m *Manager) journaling(aof *AOF) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.log == l
+	return m.aof == aof
 }
 
 // writeTail writes the captured records that came after the capture of
@@ -1076,16 +1076,16 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64, whole 
 	return w.block(blockRecords, keep, n)
 }
 
-// rewrite writes a new base of the append-only log l and switches l to a
-// new incremental file; see the file comment. At start-up (l nil) it
+// rewrite writes a new base of the append-only log aof and switches aof to a
+// new incremental file; see the file comment. At start-up (aof nil) it
 // creates the first base and incremental file. first says appendonly was
-// switched on and l appends to the temporary file (aof_switch.go): the
+// switched on and aof appends to the temporary file (aof_switch.go): the
 // new base and file are then named alone, replacing whatever manifest an
 // earlier time with appendonly yes left.
-func (m *Manager) rewrite(ctx context.Context, l *Log, first bool) error {
+func (m *Manager) rewrite(ctx context.Context, aof *AOF, first bool) error {
 	var err error
 	for try := 0; try < attempts; try++ {
-		if err = m.rewriteOnce(ctx, l, first); !errors.Is(err, errMixed) {
+		if err = m.rewriteOnce(ctx, aof, first); !errors.Is(err, errMixed) {
 			return err
 		}
 		m.logger.Info("a multi-shard write ran during the rewrite's capture; retrying")
@@ -1093,7 +1093,7 @@ func (m *Manager) rewrite(ctx context.Context, l *Log, first bool) error {
 	return err
 }
 
-func (m *Manager) rewriteOnce(ctx context.Context, l *Log, first bool) error {
+func (m *Manager) rewriteOnce(ctx context.Context, aof *AOF, first bool) error {
 	if first {
 		// Started with appendonly no, the manager has not read the
 		// manifest an earlier run may have left: its files are deleted
@@ -1120,7 +1120,7 @@ func (m *Manager) rewriteOnce(ctx context.Context, l *Log, first bool) error {
 	if err != nil {
 		return err
 	}
-	if l == nil {
+	if aof == nil {
 		// At start-up nothing is appended meanwhile: the new files are
 		// named in the manifest once both are complete, so that a crash
 		// in between leaves the old manifest (or none, and the dump file
@@ -1155,11 +1155,11 @@ func (m *Manager) rewriteOnce(ctx context.Context, l *Log, first bool) error {
 		w.abort()
 		return err
 	}
-	c := l.BeginCapture(captureLimit)
+	c := aof.BeginCapture(captureLimit)
 	// undo, before the switch, puts the old manifest back (the log still
 	// appends to the old file) and removes the new file.
 	undo := func(err error) error {
-		l.EndCapture(c) // if Rotate has not
+		aof.EndCapture(c) // if Rotate has not
 		w.abort()
 		f.Close()
 		if first {
@@ -1182,13 +1182,13 @@ func (m *Manager) rewriteOnce(ctx context.Context, l *Log, first bool) error {
 		return err
 	}
 	t0 := time.Now()
-	cuts, err := m.capture(ctx, w, true, l)
+	cuts, err := m.capture(ctx, w, true, aof)
 	if err != nil {
 		return undo(err)
 	}
-	whole := m.journaling(l)
+	whole := m.journaling(aof)
 	t1 := time.Now()
-	last, done, err := l.Rotate(wrapped(f), incrName, 0, c)
+	last, done, err := aof.Rotate(wrapped(f), incrName, 0, c)
 	if err != nil {
 		return undo(err)
 	}
@@ -1205,12 +1205,12 @@ func (m *Manager) rewriteOnce(ctx context.Context, l *Log, first bool) error {
 	}
 	m.logger.Debug("append-only file rewrite: base captured, log switched",
 		"capture", t1.Sub(t0), "switch", t2.Sub(t1), "tail", time.Since(t2), "tail_bytes", len(c.data))
-	if err := m.finishRewrite(w, old, baseName, incrName, seq, l); err != nil {
+	if err := m.finishRewrite(w, old, baseName, incrName, seq, aof); err != nil {
 		return err
 	}
-	l.Rebased(last)
+	aof.Rebased(last)
 	if first {
-		m.firstDone(l)
+		m.firstDone(aof)
 	}
 	return nil
 }
@@ -1258,8 +1258,8 @@ func createIncr(path string) (*os.File, error) {
 }
 
 // finishRewrite commits the new base w, names it and incrName alone in the
-// manifest and deletes the files of old. l is the log (nil at start-up).
-func (m *Manager) finishRewrite(w *snapshotWriter, old manifest, baseName, incrName string, seq int64, l *Log) error {
+// manifest and deletes the files of old. aof is the log (nil at start-up).
+func (m *Manager) finishRewrite(w *snapshotWriter, old manifest, baseName, incrName string, seq int64, aof *AOF) error {
 	size, err := w.commit()
 	if err != nil {
 		return err
@@ -1295,8 +1295,8 @@ func (m *Manager) finishRewrite(w *snapshotWriter, old manifest, baseName, incrN
 	// this rewrite was cancelled may append to it (aof_switch.go).
 	m.removeStale(false)
 	m.mu.Lock()
-	if l != nil {
-		size += l.Size()
+	if aof != nil {
+		size += aof.Size()
 	}
 	m.rewriteBaseSize = size
 	m.mu.Unlock()
@@ -1332,14 +1332,14 @@ func removeGradually(path string) error {
 // aofSize returns the size of the files of the append-only log: base,
 // incremental files, and the one the log appends to by the size of its
 // records, written or buffered (on disk it is longer by the space
-// allocated ahead, Log.reserve). During a rewrite the manifest already
+// allocated ahead, AOF.reserve). During a rewrite the manifest already
 // names the next file while the log still appends to the one before it.
 // Requires m.mu held.
 func (m *Manager) aofSize() int64 {
 	var cur string
 	var n int64
-	if m.log != nil {
-		cur, n = m.log.Current()
+	if m.aof != nil {
+		cur, n = m.aof.Current()
 	}
 	for _, name := range m.man.files() {
 		if name == cur {
@@ -1441,7 +1441,7 @@ func (m *Manager) Stats() Stats {
 		Saves:                 m.saves,
 		LoadedKeys:            m.loadedKeys,
 		LoadedExpired:         m.loadedExpired,
-		AOFEnabled:            m.log != nil,
+		AOFEnabled:            m.aof != nil,
 		RewriteInProgress:     m.rewriting,
 		RewriteScheduled:      m.rewriteSched || m.first && !m.rewriting,
 		LastRewriteSeconds:    -1,
@@ -1462,12 +1462,12 @@ func (m *Manager) Stats() Stats {
 	if m.rewriting {
 		s.CurrentRewriteSeconds = int64(now.Sub(m.rewriteStart) / time.Second)
 	}
-	if m.log != nil {
-		s.WriteErr = m.log.Err()
+	if m.aof != nil {
+		s.WriteErr = m.aof.Err()
 		s.AOFCurrentSize = m.aofSize()
 		s.AOFBaseSize = m.rewriteBaseSize
-		s.AOFBuffer = int64(m.log.Buffered())
-		s.Fsync = m.log.Policy().String()
+		s.AOFBuffer = int64(m.aof.Buffered())
+		s.Fsync = m.aof.Policy().String()
 	}
 	return s
 }
@@ -1534,13 +1534,13 @@ func (m *Manager) PrepareShutdown(mode SaveMode) error {
 		}
 	}
 	m.mu.Lock()
-	l, first := m.log, m.first
+	aof, first := m.aof, m.first
 	m.mu.Unlock()
 	if first {
 		return ErrFirstRewrite
 	}
-	if l != nil {
-		if err := l.Flush(); err != nil {
+	if aof != nil {
+		if err := aof.Flush(); err != nil {
 			return fmt.Errorf("append-only file: %w", err)
 		}
 	}
@@ -1579,11 +1579,11 @@ func (m *Manager) CloseSave(mode SaveMode) error {
 	}
 	// Taken, so that a switch of appendonly after this finds none to close.
 	m.mu.Lock()
-	l, first := m.log, m.first
-	m.log, m.first = nil, false
+	aof, first := m.aof, m.first
+	m.aof, m.first = nil, false
 	m.mu.Unlock()
-	if l != nil {
-		if err := l.Close(); err != nil {
+	if aof != nil {
+		if err := aof.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing the append-only file: %w", err))
 		} else {
 			m.logger.Info("append-only file flushed and fsynced")

@@ -121,11 +121,11 @@ func (f *fakeServer) exec(t testing.TB, args ...string) {
 	unlock := f.lock(b)
 	require.NoError(t, f.apply(b))
 	var seq uint64
-	if j := f.m.Journal(); j != nil {
+	if j := f.m.AOF(); j != nil {
 		seq = j.Append(rec(args...))
 	}
 	unlock()
-	if j := f.m.Journal(); j != nil {
+	if j := f.m.AOF(); j != nil {
 		require.NoError(t, j.Sync(seq))
 	}
 }
@@ -293,11 +293,11 @@ func TestRewriteRetriesAroundMultiShardRecords(t *testing.T) {
 	time.Sleep(20 * time.Millisecond) // the capture reaches the last shard and waits
 	f.st.Lock(0)
 	f.apply([][]byte{[]byte("MDEL"), []byte(first), []byte(last)})
-	f.m.Journal().Append(rec("MDEL", first, last))
+	f.m.AOF().Append(rec("MDEL", first, last))
 	f.st.Unlock(0)
 	f.st.Unlock(f.st.NumShards() - 1)
 	require.ErrorIs(t, <-done, errMixed)
-	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false), "a retry without interference succeeds")
+	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.AOF(), false), "a retry without interference succeeds")
 	f.exec(t, "APPEND", first, "z")
 	want := f.contents()
 	require.Equal(t, map[string]string{first: `"z"@0`}, want)
@@ -340,7 +340,7 @@ func TestFlushallDuringTheCapture(t *testing.T) {
 				b[i] = []byte(a)
 			}
 			require.NoError(t, f.apply(b))
-			f.m.Journal().Append(rec(r...))
+			f.m.AOF().Append(rec(r...))
 		}
 		for i := 0; i <= lastShard; i++ {
 			f.st.Unlock(i)
@@ -352,7 +352,7 @@ func TestFlushallDuringTheCapture(t *testing.T) {
 	}
 
 	// A rewrite: the new base and the log after it.
-	flushDuring(f, func() error { return f.m.rewriteOnce(f.m.ctx, f.m.Journal(), false) })
+	flushDuring(f, func() error { return f.m.rewriteOnce(f.m.ctx, f.m.AOF(), false) })
 	want := f.contents()
 	g := restart(t, f, cfg)
 	require.Equal(t, want, g.contents())
@@ -393,14 +393,14 @@ func TestFlushallDuringTheCaptureThenAppendonlyOff(t *testing.T) {
 		f.st.Lock(i)
 	}
 	require.NoError(t, f.apply([][]byte{[]byte("FLUSHALL")}))
-	f.m.Journal().Append(rec("FLUSHALL"))
+	f.m.AOF().Append(rec("FLUSHALL"))
 	for i := 0; i < lastShard; i++ {
 		f.st.Unlock(i)
 	}
 	// appendonly no; then a write to the last shard, before its capture,
 	// which nothing journals.
-	require.NoError(t, f.m.SetAppendOnly(false, Hooks{Attach: func(*Log) {}, Drain: func() {}}))
-	require.Nil(t, f.m.Journal())
+	require.NoError(t, f.m.SetAppendOnly(false, Hooks{Attach: func(*AOF) {}, Drain: func() {}}))
+	require.Nil(t, f.m.AOF())
 	require.NoError(t, f.apply([][]byte{[]byte("APPEND"), []byte(last), []byte("z")}))
 	f.st.Unlock(lastShard)
 	require.NoError(t, <-done)
@@ -474,7 +474,7 @@ func writeSome(t *testing.T, cfg *config.Config, n int) (path string, ends []int
 	require.NoError(t, f.open(t, cfg))
 	for i := 0; i < n; i++ {
 		f.exec(t, "APPEND", fmt.Sprint("k", i), "v")
-		ends = append(ends, f.m.Journal().Size())
+		ends = append(ends, f.m.AOF().Size())
 	}
 	require.NoError(t, f.m.Close())
 	man, ok, err := readManifest(filepath.Join(cfg.String(config.Dir), "appendonlydir", "appendonly.aof.manifest"))
@@ -506,7 +506,7 @@ func stallRewrite(t *testing.T, f *fakeServer) <-chan error {
 	t.Helper()
 	f.st.Lock(f.st.NumShards() - 1)
 	done := make(chan error, 1)
-	go func() { done <- f.m.rewriteOnce(f.m.ctx, f.m.Journal(), false) }()
+	go func() { done <- f.m.rewriteOnce(f.m.ctx, f.m.AOF(), false) }()
 	captureBegun(t, f)
 	return done
 }
@@ -515,7 +515,7 @@ func stallRewrite(t *testing.T, f *fakeServer) <-chan error {
 func captureBegun(t *testing.T, f *fakeServer) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		l := f.m.Journal()
+		l := f.m.AOF()
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		return len(l.captures) > 0
@@ -551,7 +551,7 @@ func TestRewriteFailedCaptureRestoresTheManifest(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	require.ErrorIs(t, f.m.rewriteOnce(ctx, f.m.Journal(), false), context.Canceled)
+	require.ErrorIs(t, f.m.rewriteOnce(ctx, f.m.AOF(), false), context.Canceled)
 	after, err := os.ReadFile(manPath)
 	require.NoError(t, err)
 	require.Equal(t, string(before), string(after))
@@ -578,7 +578,7 @@ func TestAofSizeWhileRewriteCaptures(t *testing.T) {
 		defer f.m.mu.Unlock()
 		return f.m.aofSize()
 	}
-	cur, _ := f.m.Journal().Current()
+	cur, _ := f.m.AOF().Current()
 	curPath := filepath.Join(filepath.Dir(f.m.manifestPath()), cur)
 	require.Eventually(t, func() bool {
 		st, err := os.Stat(curPath)
@@ -642,8 +642,8 @@ func TestTornTailRefusedWhenAofLoadTruncatedIsNo(t *testing.T) {
 }
 
 // After a crash the last file ends in the zeros written ahead under always
-// (Log.prezero) or the space allocated ahead under everysec and no
-// (Log.reserve), which read as zeros too: loading skips them and cuts them
+// (AOF.prezero) or the space allocated ahead under everysec and no
+// (AOF.reserve), which read as zeros too: loading skips them and cuts them
 // off, so that appends continue after the last record. They are not a torn
 // tail: aof-load-truncated no still starts. (A clean close has cut them
 // off already; the test puts them back as a crash leaves them.)
@@ -735,7 +735,7 @@ func TestCorruptSnapshotRefusesToStart(t *testing.T) {
 	f := newFakeServer(newClock())
 	require.NoError(t, f.open(t, cfg))
 	f.exec(t, "APPEND", "k", "v")
-	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false))
+	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.AOF(), false))
 	require.NoError(t, f.m.Close())
 	base := filepath.Join(cfg.String(config.Dir), "appendonlydir", f.m.man.base.name)
 	data, err := os.ReadFile(base)
@@ -752,7 +752,7 @@ func TestAppendonlyNoUsesTheDumpFile(t *testing.T) {
 	cfg := testConfig(t, dir, "appendonly", "no", "save", "3600 1")
 	f := newFakeServer(newClock())
 	require.NoError(t, f.open(t, cfg))
-	require.Nil(t, f.m.Journal())
+	require.Nil(t, f.m.AOF())
 	f.exec(t, "APPEND", "k", "v")
 	_, err := f.m.BGRewrite()
 	require.ErrorIs(t, err, ErrAOFDisabled)
@@ -857,7 +857,7 @@ func TestManifestWithoutAnIncrementalFileDeletesNothing(t *testing.T) {
 			f := newFakeServer(newClock())
 			require.NoError(t, f.open(t, cfg))
 			f.exec(t, "APPEND", "k", "v")
-			require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false))
+			require.NoError(t, f.m.rewrite(f.m.ctx, f.m.AOF(), false))
 			f.exec(t, "APPEND", "k", "w")
 			manPath := f.m.manifestPath()
 			require.NoError(t, f.m.Close())
@@ -1020,7 +1020,7 @@ func TestAppendfilenameWithSpaces(t *testing.T) {
 			f.exec(t, "APPEND", "k", "1")
 			g := restart(t, f, cfg)
 			require.Equal(t, map[string]string{"k": `"1"@0`}, g.contents())
-			require.NoError(t, g.m.rewrite(g.m.ctx, g.m.Journal(), false))
+			require.NoError(t, g.m.rewrite(g.m.ctx, g.m.AOF(), false))
 			g.exec(t, "APPEND", "k", "2")
 			h := restart(t, g, cfg)
 			require.Equal(t, map[string]string{"k": `"12"@0`}, h.contents())
@@ -1059,7 +1059,7 @@ func TestNoTemporaryFilesLeft(t *testing.T) {
 	require.NoError(t, f.open(t, cfg))
 	f.exec(t, "APPEND", "k", "v")
 	require.NoError(t, f.m.Save())
-	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false))
+	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.AOF(), false))
 	require.NoError(t, f.m.Close())
 	var tmp []string
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -1184,14 +1184,14 @@ func TestManifestDirSyncFailureKeepsEveryFile(t *testing.T) {
 			f.exec(t, "SET", "a", "1")
 			f.exec(t, "APPEND", "a", "2")
 			restore := failManifestDirSync(call + 1)
-			err := f.m.rewrite(f.m.ctx, f.m.Journal(), false)
+			err := f.m.rewrite(f.m.ctx, f.m.AOF(), false)
 			restore()
 			require.ErrorIs(t, err, syscall.EIO)
 			f.exec(t, "APPEND", "a", "3")
 			require.Equal(t, map[string]string{"a": `"123"@0`}, f.contents())
 			g := restart(t, f, cfg)
 			require.Equal(t, map[string]string{"a": `"123"@0`}, g.contents())
-			require.NoError(t, g.m.rewrite(g.m.ctx, g.m.Journal(), false), "the next rewrite succeeds")
+			require.NoError(t, g.m.rewrite(g.m.ctx, g.m.AOF(), false), "the next rewrite succeeds")
 			g.exec(t, "APPEND", "a", "4")
 			h := restart(t, g, cfg)
 			require.Equal(t, map[string]string{"a": `"1234"@0`}, h.contents())
@@ -1210,11 +1210,11 @@ func TestRewriteRemovesWhatAFailedOneKept(t *testing.T) {
 	t.Cleanup(func() { f.m.Close() })
 	f.exec(t, "APPEND", "a", "1")
 	restore := failManifestDirSync(2) // the final manifest's, after the next file's succeeded
-	err := f.m.rewrite(f.m.ctx, f.m.Journal(), false)
+	err := f.m.rewrite(f.m.ctx, f.m.AOF(), false)
 	restore()
 	require.ErrorIs(t, err, syscall.EIO)
 	f.exec(t, "APPEND", "a", "2")
-	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.Journal(), false))
+	require.NoError(t, f.m.rewrite(f.m.ctx, f.m.AOF(), false))
 	ents, err := os.ReadDir(filepath.Dir(f.m.manifestPath()))
 	require.NoError(t, err)
 	var names []string
@@ -1259,7 +1259,7 @@ func TestRepairKeepsEveryFileItSetsAside(t *testing.T) {
 		f := newFakeServer(newClock())
 		require.NoError(t, f.open(t, cfg))
 		f.exec(t, "APPEND", fmt.Sprint("good", round), "v")
-		at := f.m.Journal().Size()
+		at := f.m.AOF().Size()
 		f.exec(t, "APPEND", fmt.Sprint("bad", round), "v")
 		manPath, man, cut := closeAndCorrupt(t, f, dir, at)
 		keptParts = append(keptParts, cut)
@@ -1322,7 +1322,7 @@ func TestRepairSurvivesACrashAfterEveryStep(t *testing.T) {
 			f := newFakeServer(newClock())
 			require.NoError(t, f.open(t, cfg))
 			f.exec(t, "APPEND", "good", "v")
-			at := f.m.Journal().Size()
+			at := f.m.AOF().Size()
 			f.exec(t, "APPEND", "bad", "v")
 			manPath, man, _ := closeAndCorrupt(t, f, dir, at)
 			later := filepath.Join(dir, "appendonly.aof.9.incr.aof")

@@ -47,7 +47,7 @@ func start(t *testing.T, dir string, conf ...string) (*server.Server, *persist.M
 	srv := server.New(store, cfg, log)
 	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
 	require.NoError(t, err)
-	if j := mgr.Journal(); j != nil { // as main does: no typed nil with appendonly no
+	if j := mgr.AOF(); j != nil { // as main does: no typed nil with appendonly no
 		srv.SetJournal(j)
 	}
 	srv.SetPersistence(mgr)
