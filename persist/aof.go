@@ -51,7 +51,7 @@ package persist
 //
 // For snapshots the log can also copy every appended record into a
 // Capture, and switch to a new file at an exact sequence number (Rotate);
-// see manager.go for how rewrites use both.
+// see capture.go and rewrite.go for how snapshots and rewrites use them.
 
 import (
 	"errors"
@@ -137,9 +137,9 @@ var retryEvery = time.Second
 // retryGate is how long after a failed attempt the writer tries again:
 // less than retryEvery, so that every tick retries (a tick may come a
 // little less than retryEvery after the attempt of the tick before, when
-// that one started late; gated at retryEvery, one tick in two was skipped
-// and a recovered disk waited up to two seconds), and long enough that the
-// wake-ups between ticks do not hammer a failing disk.
+// that one started late, and a gate of a whole retryEvery would skip it),
+// and long enough that the wake-ups between ticks do not hammer a failing
+// disk.
 func retryGate() time.Duration { return retryEvery * 3 / 4 }
 
 // AOF is the writer of an append-only file, fed by Append. It implements
@@ -260,8 +260,8 @@ func (a *AOF) Policy() Policy { return Policy(a.policy.Load()) }
 // It runs once per write command, so it does the least it can: one
 // uncontended mutex and a copy into a.buf, which the writer hands back
 // after each write, so the copy lands in memory that is still in cache.
-// (Buffers that went to the file and were kept until the next fsync made
-// every copy a cache miss: 7.7% of the CPU of SET with everysec.)
+// (Keeping the written buffers until the next fsync instead would make
+// every copy a cache miss.)
 func (a *AOF) Append(rec []byte) uint64 {
 	a.mu.Lock()
 	a.buf = append(a.buf, rec...)
@@ -292,8 +292,8 @@ func (a *AOF) LastSeq() uint64 {
 // last record appended when it is not yet fsynced; otherwise 0: under
 // everysec and no, when every record is fsynced, and while a write or
 // fsync error keeps records from the disk (or the log is closed). A reply
-// that may show what those records wrote waits for them (the server's
-// read barrier); during an outage it must not wait, so that reads go on
+// that may show what those records wrote waits for them (the command
+// layer's read barrier); during an outage it must not wait, so that reads go on
 // being answered.
 func (a *AOF) Pending() uint64 {
 	if Policy(a.policy.Load()) != FsyncAlways || a.errp.Load() != nil {
@@ -315,19 +315,19 @@ func (a *AOF) Pending() uint64 {
 // With everysec and no, once writeInline bytes wait, Sync writes them
 // itself (unless the writer is busy), as Redis's event loop writes its AOF
 // buffer at the end of every turn; the fsync stays with the writer. Why: a
-// pipelined load keeps an event loop running without a pause, so the
-// writer, sharing its P, took the buffer only when the scheduler preempted
-// the loop, every ~10 ms; by then the buffer had grown to about 1 MB, and
-// Append's copies ran into fresh pages (page faults and memmove were 8% of
-// CL.THROTTLE at pipeline 32 with everysec). Writing 64 KiB at a time
-// keeps the two buffers small and in cache.
+// pipelined load keeps an event loop running without a pause, so a writer
+// sharing its P would take the buffer only when the scheduler preempts the
+// loop (every 10 ms); by then the buffer has grown large, and Append's
+// copies run into fresh pages. Writing writeInline bytes at a time keeps
+// the two buffers small and in cache.
 func (a *AOF) Sync(seq uint64) error { return a.sync(seq, true) }
 
 // SyncOrFailing is Sync, except that under always it returns ErrFailing
 // instead of waiting while a write or fsync error keeps the records from
 // the disk. An event loop calls it, and waits for the outage in Sync on
-// another goroutine: waiting in the loop held up every client it serves,
-// reads and refused writes included, for as long as the outage lasted.
+// another goroutine: waiting in the loop would hold up every client it
+// serves, reads and refused writes included, for as long as the outage
+// lasts.
 func (a *AOF) SyncOrFailing(seq uint64) error { return a.sync(seq, false) }
 
 // sync is Sync; wait says whether to wait through a write or fsync error.
@@ -671,9 +671,8 @@ var gatherWait = time.Millisecond
 // fsync serves N/2. Waiting for the clients just answered to come back (a
 // round trip, much shorter than an fsync) lets one fsync serve all N. That
 // is what Redis's event loop does by construction (one fsync per loop
-// turn, after reading every client that is ready), and what a single
-// runtime.Gosched here did not: measured with 50 clients at pipeline 1,
-// 25 writes per fsync against Redis's 30, 0.84x its throughput.
+// turn, after reading every client that is ready); yielding once
+// (runtime.Gosched) before the fsync is not enough to get there.
 func (a *AOF) gather() {
 	a.mu.Lock()
 	ready := a.joining >= a.crowd || a.closed
@@ -774,8 +773,8 @@ func (a *AOF) cycle(final, mayFsync bool) (again bool) {
 		} else {
 			// Sync callers may write inline while the disk works, as
 			// Redis's event loop writes while its bio thread fsyncs;
-			// holding wmu here let the buffer grow for as long as an
-			// fsync of up to syncEarly bytes takes.
+			// holding wmu here would let the buffer grow for as long
+			// as an fsync of up to syncEarly bytes takes.
 			// Inline writes (writeNow) do not fsync; Flush, which
 			// does, waits for this one (fsyncing).
 			a.fsyncing = true
@@ -914,8 +913,8 @@ func (a *AOF) write(keep bool) error {
 
 // prezeroChunk is how far ahead of the log's end prezero writes zeros, at
 // most (see aheadOf). Each extension costs one slower fsync (it writes this
-// much and the new size); 1 MiB holds about 800 batches of SET with 50
-// clients at pipeline 1 (some 33 records of about 40 bytes each).
+// much and the new size), so a chunk holds hundreds of batches of small
+// records.
 const prezeroChunk = 1 << 20
 
 // minAhead is the least space prezero and reserve make ahead of the data.
@@ -925,8 +924,7 @@ const minAhead = 64 << 10
 // records: as much as it holds, between minAhead and limit. A file that
 // fills quickly soon gets whole chunks (from 64 KiB to 8 MiB takes seven
 // allocations), while a quiet server's file does not end in megabytes of
-// zeros that a listing or a backup of the directory would show (before,
-// the first write of an idle server under everysec made an 8 MiB file).
+// zeros that a listing or a backup of the directory would show.
 func aheadOf(off, limit int64) int64 {
 	return min(max(off, minAhead), limit)
 }
@@ -942,12 +940,9 @@ var zeroBlock [64 << 10]byte
 // Why: fdatasync after an append must also make the file's new size and
 // block mapping durable (an inode write, or a journal commit); after
 // overwriting blocks that are already allocated and written, it flushes the
-// data alone. On this VM's ext4, fdatasync of one batch took 254-316 us
-// (median) at the end of the file and 181-217 us inside zeros written
-// earlier, and SET at pipeline 1 with always went from 52-66k to 65-80k
-// calls/s (50 clients, bench/README.md "appendfsync always"). The price is
-// that a file can end in zeros, which recordsEnd tells from records at load
-// time.
+// data alone, which is markedly shorter and is what bounds the throughput
+// of appendfsync always. The price is that a file can end in zeros, which
+// recordsEnd tells from records at load time.
 func (a *AOF) prezero(n int) {
 	need := a.off + int64(n)
 	if need <= a.zeroed {
@@ -967,8 +962,8 @@ func (a *AOF) prezero(n int) {
 }
 
 // reserveChunk is how much file space reserve allocates at a time, at most
-// (see aheadOf): one fallocate per 8 MiB, about nine a second at the ~70
-// MB/s of journal a pipelined CL.THROTTLE load writes.
+// (see aheadOf): one fallocate per 8 MiB, a few a second even under a
+// heavy pipelined load.
 const reserveChunk = 8 << 20
 
 // allocator is a log file that can allocate space ahead of its data
@@ -979,21 +974,17 @@ type allocator interface {
 
 // reserve makes sure the next n bytes of the log land in space already
 // allocated to the file, allocating up to reserveChunk more when they would
-// not.
-// Under everysec and no, where the writer writes tens of kilobytes at a
-// time. It fails quietly, as prezero does; where the file system cannot
+// not. Under everysec and no, where the writer writes tens of kilobytes at
+// a time. It fails quietly, as prezero does; where the file system cannot
 // allocate ahead at all it stops trying.
 //
 // Why: appending to a file makes ext4 reserve blocks and grow the file
 // page by page inside every write; writing into space that fallocate has
-// allocated (as unwritten extents, which read as zeros) skips that. On this
-// VM, writing 512 MB in 64 KB pwrites took 165-179 ms of CPU at the end of
-// the file and 122-126 ms inside allocated space, and CL.THROTTLE at
-// pipeline 32 with everysec (100k keys, 50 clients, 4 alternating rounds)
-// went from 1.31-1.36M to 1.36-1.40M calls/s. The extents turn into
-// written ones when the data reaches the disk, which the once-a-second
-// fdatasync absorbs; under always, where an fsync follows every write,
-// prezero's written zeros are what keeps it short.
+// allocated (as unwritten extents, which read as zeros) skips that, and
+// saves a good part of the writes' CPU under a pipelined load. The
+// extents turn into written ones when the data reaches the disk, which the
+// once-a-second fdatasync absorbs; under always, where an fsync follows
+// every write, prezero's written zeros are what keeps it short.
 func (a *AOF) reserve(n int) {
 	need := a.off + int64(n)
 	if need <= a.reserved || a.noReserve {
@@ -1047,10 +1038,9 @@ const maxKept = 64 << 20
 // syncEarly: with everysec, once this much has been written since the last
 // fsync, the writer fsyncs without waiting for the second to pass, so the
 // fsync-retry copy stays well below maxKept and is reused instead of being
-// dropped and allocated afresh (and page-faulted in) every second. At the
-// ~70 MB/s of journal a pipelined CL.THROTTLE load writes, the old bound
-// (64 MiB, dropped past maxKept) cost 30% of the throughput
-// (BenchmarkJournal, bench/compare.sh), and an fsync of 16 MiB is short.
+// dropped and allocated afresh (and page-faulted in) every second, which
+// under a heavy pipelined load costs a large share of the throughput; an
+// fsync of 16 MiB is short.
 const syncEarly = 16 << 20
 
 // recycle forgets the bytes kept for an fsync retry. Writer only.

@@ -17,7 +17,7 @@ package persist
 // first rewrite that fails is retried by the cron.
 //
 // Every write applied after the switch is in the capture or in the log:
-// the server loads the journal after a command has locked its shards
+// a write command loads the journal after it has locked its shards
 // (Hooks.Attach), and the capture locks each shard after the log was
 // attached. So once the first rewrite is done, every write acknowledged
 // after CONFIG SET returned is in the base or the new incremental file.
@@ -40,8 +40,8 @@ import (
 	"github.com/ratekv/ratekv/config"
 )
 
-// Hooks connect a switch of appendonly to the server that journals the
-// writes (package server).
+// Hooks connect a switch of appendonly to the command layer that journals
+// the writes (package command).
 type Hooks struct {
 	// Attach makes every write command that locks its shards from now on
 	// log to aof, or to nothing when aof is nil.

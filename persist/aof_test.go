@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// memFile is a logFile in memory that can fail on demand. Like a real
+// memFile is an aofFile in memory that can fail on demand. Like a real
 // disk after a failed fsync, it forgets what was written since the last
 // good fsync.
 type memFile struct {
@@ -276,8 +276,7 @@ func TestAOFAlwaysGathersEveryWaitingClient(t *testing.T) {
 	require.ErrorIs(t, err, io.EOF)
 	require.Len(t, recs, writers*rounds)
 	// Each round needs one fsync for all the writers (plus one at the
-	// start, before the crowd is known); without gather it takes more
-	// (34-40 measured).
+	// start, before the crowd is known); without gather it takes more.
 	require.LessOrEqual(t, syncs, rounds+2, "fsyncs for %d writers x %d rounds", writers, rounds)
 	t.Logf("%d records, %d fsyncs", writers*rounds, syncs)
 }
@@ -612,9 +611,9 @@ func TestFailedFsyncWithoutACopyWaitsForARewrite(t *testing.T) {
 
 // While an everysec fsync runs, Sync's callers write inline, but only until
 // the copy kept for a retry holds maxKept bytes: then records wait in the
-// buffer. And the copy of bytes written during a good fsync is kept (it
-// was dropped once it passed maxKept), so that a failed fsync after it
-// still writes them again: nothing acknowledged is lost.
+// buffer. And the copy of bytes written during a good fsync is kept, so
+// that a failed fsync after it still writes them again: nothing
+// acknowledged is lost.
 func TestSlowFsyncKeepsWhatWasWrittenDuringIt(t *testing.T) {
 	f := &gateFile{entered: make(chan struct{}), release: make(chan error)}
 	l := openAOF(f, "gate", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
@@ -649,10 +648,10 @@ func TestSlowFsyncKeepsWhatWasWrittenDuringIt(t *testing.T) {
 }
 
 // A shutdown's Flush while the writer's everysec fsync runs (without wmu)
-// waits for that fsync's bookkeeping: run in between, its own fsync set
-// syncedOff past what the writer then set it back to, and the writer
-// dropped the copy of bytes it had not synced, so a later failed fsync
-// took them for lost (found by a review helper).
+// waits for that fsync's bookkeeping: run in between, its own fsync would
+// set syncedOff past what the writer then sets it back to, and the writer
+// would drop the copy of bytes it had not synced, so that a later failed
+// fsync would take them for lost.
 func TestFlushWaitsForTheWritersFsync(t *testing.T) {
 	f := &gateFile{entered: make(chan struct{}), release: make(chan error)}
 	l := openAOF(f, "gate", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
@@ -720,8 +719,8 @@ func TestRotateRefusedWhileASwitchIsPending(t *testing.T) {
 
 // TestCloseClosesThePendingRotationsFile: a log closed while its switch
 // to a new file waits for the disk (CONFIG SET appendonly no during a
-// rewrite on a failing disk) closes that file too; the new file was left
-// open, one descriptor lost per switch.
+// rewrite on a failing disk) closes that file too; left open, it would
+// leak one descriptor per switch.
 func TestCloseClosesThePendingRotationsFile(t *testing.T) {
 	for i, failing := range []bool{true, false} {
 		f := &memFile{failWrite: syscall.EIO}
@@ -745,8 +744,8 @@ func TestCloseClosesThePendingRotationsFile(t *testing.T) {
 // TestRetryOnEveryTick: while the disk fails, the writer retries on each
 // tick of its once-a-second ticker, also when the tick comes a little less
 // than retryEvery after the last attempt (which started late: the ticks
-// keep their own pace). Such ticks were skipped, so a recovered disk took
-// up to two seconds to be noticed. Wake-ups between ticks do not retry.
+// keep their own pace): skipping them would leave a recovered disk
+// unnoticed for up to two seconds. Wake-ups between ticks do not retry.
 func TestRetryOnEveryTick(t *testing.T) {
 	f := &memFile{failWrite: syscall.ENOSPC}
 	l := openAOF(f, "test", 0, FsyncEverysec, slog.New(slog.DiscardHandler))

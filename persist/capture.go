@@ -3,11 +3,11 @@ package persist
 // Snapshots without stopping traffic.
 //
 // A snapshot captures the shards one at a time: lock shard i, encode its
-// keys into a buffer, note the journal's last sequence number cut[i],
+// keys into a buffer, note the AOF's last sequence number cut[i],
 // unlock, write the buffer to the file. No shard is locked for longer than
 // it takes to encode its own keys, and the file I/O happens outside every
 // lock. Each shard is thus captured at its own instant; to make the whole
-// snapshot a single instant, the journal copies every record appended
+// snapshot a single instant, the AOF copies every record appended
 // while the capture runs (a Capture), and once the last shard is captured
 // the snapshot gets those records whose shards were captured before them
 // (seq > cut[i] for every shard i the record touches) as a block of log
@@ -25,7 +25,7 @@ package persist
 // FLUSHALL is a mixed record like any other (Manager.journaling).
 // Any other record that touches shards captured on both sides of it
 // cannot be split, so the snapshot is retried.
-// Without a journal (appendonly no) each shard is consistent in itself but
+// Without an AOF (appendonly no) each shard is consistent in itself but
 // shards are captured at instants up to the length of the pass apart.
 
 import (
@@ -87,11 +87,11 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string, background boo
 // Keys whose deadline has passed are written too, as Redis writes them to
 // an RDB file; loading deletes them (purgeExpired). Left out by the
 // capture's own reading of the clock, a key a later write still found live
-// was missing under that write's record in the log: a command reads the
-// clock before it locks its shard, and the wall clock's recalibration can
-// move it back, so its reading may be older than the capture's. Replayed
-// without the key, a ZADD recreated it without its deadline and an EXPIRE
-// found nothing, and the key was lost.
+// would be missing under that write's record in the log: a command reads
+// the clock before it locks its shard, and the wall clock's recalibration
+// can move it back, so its reading may be older than the capture's.
+// Replayed without the key, a ZADD would recreate it without its deadline
+// and an EXPIRE would find nothing, and the key would be lost.
 func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background bool, aof *AOF) ([]uint64, error) {
 	st := m.store
 	cuts := make([]uint64, st.NumShards())
@@ -131,8 +131,8 @@ func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background boo
 
 // journaling reports whether aof is still the log that every write is
 // journaled to, once a capture on it has taken its last shard. stopAOF
-// clears m.log before it detaches the log from the server, so true means
-// that every write to a shard before that shard's capture is in aof.
+// clears m.aof before it detaches the log from the command layer, so true
+// means that every write to a shard before that shard's capture is in aof.
 func (m *Manager) journaling(aof *AOF) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -173,7 +173,7 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64, whole 
 			one := rest[:size]
 			rest = rest[size:]
 			if journal.IsMarker(args, "MULTI") || journal.IsMarker(args, "EXEC") {
-				continue // the base is written whole: no torn tail to guard against
+				continue // the snapshot is written whole: no torn tail to guard against
 			}
 			if reset {
 				keep = append(keep, one...)

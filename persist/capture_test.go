@@ -44,9 +44,8 @@ func TestRewriteRetriesAroundMultiShardRecords(t *testing.T) {
 // captured before it and those after, goes to the snapshot's tail with
 // every record after it: replayed after the keys, it empties the shards
 // captured before it and the records after it fill them all again.
-// Before, such a snapshot failed and was retried, and with FLUSHALL in a
-// steady stream of transactions every try could fail
-// (TestTransactionsOfEveryKindDuringSnapshots, about 2 runs in 100).
+// Failed and retried instead, such a snapshot could fail every try under
+// a steady stream of transactions with FLUSHALL.
 func TestFlushallDuringTheCapture(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	f := newFakeServer(newClock())
@@ -150,13 +149,12 @@ func TestFlushallDuringTheCaptureThenAppendonlyOff(t *testing.T) {
 }
 
 // A key whose deadline the capture's clock has reached, but that a write
-// still found live, is in the snapshot: the capture used to leave out the
-// keys expired at its own reading of the clock, while the records it keeps
-// after the keys come from commands whose reading can be older (taken
-// before they locked the shard, or before a recalibration of the wall
-// clock moved it back). Such a record then replayed without its key: a
-// verbatim write (APPEND here, ZADD in resp) recreated the key without its
-// deadline, an EXPIRE found nothing and the key was lost. The store's
+// still found live, is in the snapshot: the records the capture keeps
+// after the keys come from commands whose reading of the clock can be
+// older (taken before they locked the shard, or before a recalibration of
+// the wall clock moved it back). Replayed without its key, such a record
+// would lose it: a verbatim write (APPEND here, or ZADD) would recreate
+// the key without its deadline, an EXPIRE would find nothing. The store's
 // clock here is the capture's; the commands read their own, a millisecond
 // behind it.
 func TestCaptureKeepsKeysAWriteStillFoundLive(t *testing.T) {

@@ -44,9 +44,9 @@ func (m *Manager) Start() {
 func (m *Manager) cron(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	// Nothing starts while a SAVE runs either: a save rule's BGSAVE wrote
-	// the same temporary file at the same time (a corrupt dump.rkv in 2
-	// of 3 runs of a review's test, once after SAVE had replied OK).
+	// Nothing starts while a SAVE runs either: a save rule's BGSAVE would
+	// write the same temporary file at the same time, and could leave a
+	// corrupt dump file after SAVE replied OK.
 	if m.closed || m.bgsaving || m.rewriting || m.saving {
 		return
 	}
@@ -75,7 +75,7 @@ func (m *Manager) cron(now time.Time) {
 	}
 	if m.aof.Lost() {
 		// Only a new base repairs a file a failed fsync may have lost
-		// records from (see log.go); the keyspace still holds them.
+		// records from (see aof.go); the keyspace still holds them.
 		m.logger.Warn("rewriting the append-only file: a failed fsync may have lost records from it")
 		m.startRewriteLocked()
 		return
@@ -93,7 +93,7 @@ func (m *Manager) cron(now time.Time) {
 
 // saveAfter returns how long after the last save rule r is due. Seconds
 // past what a Duration holds (292 years) never come due; multiplied, they
-// wrapped negative and were due at once.
+// would wrap negative and be due at once.
 func saveAfter(r config.SaveRule) time.Duration {
 	if r.Seconds >= math.MaxInt64/int64(time.Second) {
 		return time.Duration(math.MaxInt64)

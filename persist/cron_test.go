@@ -75,8 +75,8 @@ func TestSaveRulesWaitForASave(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// A save rule's seconds past what a Duration holds never come due (they
-// wrapped negative and were due on every tick).
+// A save rule's seconds past what a Duration holds never come due
+// (multiplied, they would wrap negative and be due on every tick).
 func TestSaveRulesHugeSeconds(t *testing.T) {
 	for i, tt := range []struct {
 		seconds int64

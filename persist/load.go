@@ -3,15 +3,18 @@ package persist
 // Loading.
 //
 // At start-up the manifest's base is loaded, then its incremental files
-// are replayed in order through the command table. Keys whose absolute
-// deadline has passed are skipped. A torn tail of the last file that holds
-// records (a record cut short by a crash; files after it can only be
-// empty) is truncated with a log line when aof-load-truncated is yes (the
-// default, as in Redis). Any other damage
-// refuses to start, naming the file and offset, unless aof-load-corrupt is
-// truncate: the file is then cut there (the rest kept beside it as
-// <file>.corrupt) and later files are set aside. With appendonly no, the
-// dump file is loaded if there is one.
+// are replayed in order through the command table; without a manifest the
+// dump file is loaded and a new log is created from it. Keys whose
+// deadline has passed are loaded too, since a later record may extend or
+// remove the deadline, and deleted once everything is loaded
+// (purgeExpired). A torn tail of the last file that holds records (a
+// record cut short by a crash; files after it can only be empty) is
+// truncated with a log line when aof-load-truncated is yes (the default,
+// as in Redis). Any other damage refuses to start, naming the file and
+// offset, unless aof-load-corrupt is truncate: the file is then cut there
+// (the rest kept beside it as <file>.corrupt-<time>) and later files are
+// set aside (repair.go). With appendonly no, the dump file is loaded if
+// there is one.
 
 import (
 	"errors"
@@ -39,9 +42,9 @@ func (m *Manager) loadOrCreateAOF() error {
 	}
 	if ok {
 		if len(man.incrs) == 0 {
-			// Damaged (ratekv always names one): before this check
-			// removeStale took every file of the log for a leftover of
-			// a rewrite and deleted it, and the start then refused.
+			// Damaged (ratekv always names one). Refused before
+			// removeStale, which would take every file of the log for
+			// a leftover of a rewrite and delete it.
 			return fmt.Errorf("%s names no incremental file, so it is damaged: restore it (from a backup, or by naming the base and the incremental files of %s in it), or, to start from the dump file instead, move %s away",
 				manPath, m.aofDir, m.aofDir)
 		}
@@ -81,8 +84,8 @@ func (m *Manager) loadOrCreateAOF() error {
 
 // purgeExpired deletes the loaded keys whose deadline has passed. Loading
 // keeps them until the end, because a later record may extend or remove a
-// deadline (see server.Replay); deleting them before the server answers
-// anyone is what keeps them from being resurrected.
+// deadline (see command.Engine.Replay); deleting them before the server
+// answers anyone is what keeps them from being resurrected.
 func (m *Manager) purgeExpired() {
 	m.loadedExpired += int64(m.store.PurgeExpired(m.store.Now() / 1e6))
 }
@@ -95,7 +98,7 @@ func (m *Manager) loadAOF() error {
 		}
 	}
 	// The log ends in the last file that holds records: a rewrite names
-	// the next file in the manifest before the journal switches to it,
+	// the next file in the manifest before the AOF switches to it,
 	// so a crash in between leaves the tail, torn or not, in the file
 	// before an empty one.
 	end := 0
@@ -165,7 +168,8 @@ func (m *Manager) loadSnapshotFile(path string) error {
 	store := m.store
 	h := snapshotHandler{
 		// Keys whose deadline has passed are loaded too: a record after
-		// the snapshot may have extended or removed it (see server.Replay).
+		// the snapshot may have extended or removed it (see
+		// command.Engine.Replay).
 		// purgeExpired deletes the rest once everything is loaded.
 		key: func(key []byte, exp int64, v *shards.Value) error {
 			i := store.ShardIndex(key)
@@ -195,8 +199,9 @@ func (m *Manager) loadSnapshotFile(path string) error {
 }
 
 // replayFile replays incremental file i of the manifest. A torn tail of
-// the last file and, with aof-load-corrupt truncate, corruption anywhere
-// are cut off; anything else is an error that names the file and offset.
+// the last file (with aof-load-truncated yes) and, with aof-load-corrupt
+// truncate, corruption anywhere are cut off; anything else is an error
+// that names the file and offset.
 func (m *Manager) replayFile(i int, last bool) error {
 	name := m.man.incrs[i].name
 	path := filepath.Join(m.aofDir, name)
@@ -219,8 +224,9 @@ func (m *Manager) replayFile(i int, last bool) error {
 	case err == nil:
 		m.logger.Debug("replayed append-only file", "file", name, "records", n)
 		if size < fileSize {
-			// The zeros written ahead under always: the log goes on
-			// right after its last record.
+			// Zeros written or allocated ahead (AOF.prezero,
+			// AOF.reserve): the log goes on right after its last
+			// record.
 			return truncateFile(path, size)
 		}
 		return nil
@@ -247,13 +253,14 @@ func (m *Manager) replayFile(i int, last bool) error {
 }
 
 // recordsEnd returns where the records of a log file of the given size end:
-// after its last byte that is not zero. Under appendfsync always the writer
-// keeps zeros written ahead of its data (AOF.prezero), and a record never
-// ends in a zero (its last byte is the '\n' of a CRLF), so what follows is
-// free space, not a torn tail (which the reader would warn about, and
-// refuse with aof-load-truncated no). A torn record may lose its zero bytes
-// at the end; it is torn either way. Zeros followed by more records are not
-// skipped: the reader finds them corrupt, with their offset.
+// after its last byte that is not zero. The writer keeps space written or
+// allocated ahead of its data, which reads as zeros (AOF.prezero,
+// AOF.reserve), and a record never ends in a zero (its last byte is the
+// '\n' of a CRLF), so what follows is free space, not a torn tail (which
+// the reader would warn about, and refuse with aof-load-truncated no). A
+// torn record may lose its zero bytes at the end; it is torn either way.
+// Zeros followed by more records are not skipped: the reader finds them
+// corrupt, with their offset.
 func recordsEnd(f io.ReaderAt, size int64) (int64, error) {
 	var buf [64 << 10]byte
 	end := size

@@ -262,9 +262,8 @@ func TestMissingLaterLogFileIsNamed(t *testing.T) {
 
 // A manifest that names no incremental file (empty, or cut after its base's
 // line) is damaged: ratekv always names one. The start refuses, naming the
-// manifest and what to do, and deletes nothing: it first removed every
-// file the manifest did not name as a leftover of a rewrite, that is the
-// whole log, and then refused.
+// manifest and what to do, and deletes nothing, although to removeStale
+// every file of the log would look like a leftover of a rewrite.
 func TestManifestWithoutAnIncrementalFileDeletesNothing(t *testing.T) {
 	for name, keep := range map[string]func(man manifest) manifest{
 		"empty":     func(manifest) manifest { return manifest{} },

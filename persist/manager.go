@@ -32,15 +32,15 @@ type Options struct {
 	Store  *shards.Store
 	// Replay runs log records through the command table, in order, and
 	// returns how many it ran; next returns io.EOF at the end, and its
-	// other errors must be returned (wrapped or not). server.Server.Replay.
+	// other errors must be returned (wrapped or not). command.Engine.Replay.
 	Replay func(next func() ([][]byte, error)) (int, error)
 	// Keys returns the indexes of a record's key arguments and whether it
-	// touches the whole keyspace (server.RecordKeys). Nil treats every
+	// touches the whole keyspace (command.RecordKeys). Nil treats every
 	// record as touching the whole keyspace.
 	Keys func(args [][]byte, dst []int) ([]int, bool)
 	// Resets reports whether a record empties the whole keyspace, so that
 	// the records after it do not depend on what came before it
-	// (server.RecordResets: FLUSHALL, FLUSHDB). Nil: no record does.
+	// (command.RecordResets: FLUSHALL, FLUSHDB). Nil: no record does.
 	Resets func(args [][]byte) bool
 	Logger *slog.Logger
 }
@@ -53,8 +53,8 @@ var (
 	ErrClosing           = errors.New("persist: shutting down")
 )
 
-// Manager is the persistence of one store. Create it with Open; it is safe
-// for concurrent use.
+// Manager is the persistence of one store. Create it with Open (the zero
+// value is not usable); it is safe for concurrent use.
 type Manager struct {
 	cfg    *config.Config
 	store  *shards.Store

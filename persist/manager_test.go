@@ -20,9 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakeServer stands in for package server: it runs a few commands against a
-// store the way the dispatcher does (lock the shards of the keys in
-// ascending order, change the store, append the effect record, unlock,
+// fakeServer stands in for the command layer: it runs a few commands
+// against a store the way its dispatcher does (lock the shards of the keys
+// in ascending order, change the store, append the effect record, unlock,
 // Sync), and replays records through the same code. APPEND is logged
 // verbatim and is not idempotent, so a record replayed twice or lost shows.
 type fakeServer struct {
@@ -125,7 +125,7 @@ func (f *fakeServer) exec(t testing.TB, args ...string) {
 	}
 }
 
-// replay is server.Server.Replay for the fake commands.
+// replay is command.Engine.Replay for the fake commands.
 func (f *fakeServer) replay(next func() ([][]byte, error)) (int, error) {
 	n := 0
 	for {

@@ -39,9 +39,9 @@ func TestManifestParse(t *testing.T) {
 }
 
 // An appendfilename with a space (which the configuration accepts, as
-// Redis's does) named files the manifest listed unquoted: the words of a
-// line no longer paired up, and every start after the first refused with
-// "odd number of words". The manifest quotes such names, as Redis's does.
+// Redis's does) names files the manifest quotes, as Redis's does:
+// unquoted, the words of a line would not pair up, and every start after
+// the first would refuse with "odd number of words".
 func TestAppendfilenameWithSpaces(t *testing.T) {
 	for _, name := range []string{"my log.aof", "tab\tlog.aof", `quo"te.aof`, "new\nline.aof"} {
 		t.Run(name, func(t *testing.T) {

@@ -34,10 +34,10 @@ var repairStep func(step string) error
 //  4. file i is cut at off;
 //  5. the later files' own names are removed.
 //
-// Before (cut, rename the later files, then the manifest), a crash after
-// the cut replayed the later files on top of the cut one at the next
-// start, a state that never was, and a crash after a rename made the next
-// start refuse, naming the file it had moved.
+// In another order (cut, rename the later files, then the manifest), a
+// crash after the cut would replay the later files on top of the cut one
+// at the next start, a state that never was, and a crash after a rename
+// would make the next start refuse, naming the file it had moved.
 func (m *Manager) repair(i int, path string, off int64, aside string) error {
 	step := func(name string) error {
 		if repairStep != nil {
@@ -56,7 +56,7 @@ func (m *Manager) repair(i int, path string, off int64, aside string) error {
 		for _, f := range later {
 			p := filepath.Join(m.aofDir, f.name)
 			to := asideName(p + ".corrupt-later")
-			// A copy, not a second link: removing a log file cuts it
+			// A copy, not a second link: removing a log file may cut it
 			// down first (removeGradually), which a link would share.
 			if err := copyTail(p, 0, to); err != nil {
 				return err

@@ -78,9 +78,7 @@ func closeAndCorrupt(t *testing.T, f *fakeServer, dir string, at int64) (string,
 // its steps leaves a directory that the next start, with the same flag,
 // loads as if the repair had finished: the records before the corruption,
 // none of those after it (in the cut file or in a later one), and the
-// later file's bytes kept on disk (in its aside copy). Before, a crash
-// after the cut replayed the later file on top of the cut one, and a crash
-// after the later file was renamed made the next start refuse, naming it.
+// later file's bytes kept on disk (in its aside copy).
 func TestRepairSurvivesACrashAfterEveryStep(t *testing.T) {
 	for _, crashAt := range []string{"copied", "copied later", "manifest", "truncated"} {
 		t.Run(crashAt, func(t *testing.T) {

@@ -5,10 +5,10 @@ package persist
 // The log is a base snapshot followed by incremental files, named by the
 // manifest (Redis 7's multi-part AOF). BGREWRITEAOF writes a new base
 // while traffic goes on: it creates the next incremental file and adds it
-// to the manifest, captures as above, then switches the journal to it at
-// an exact sequence number C, ending the capture at C. The base
-// gets the captured records up to C, the new file everything after C, so
-// every record is in exactly one of them. Only then does the manifest name
+// to the manifest, captures the shards as capture.go describes, then
+// switches the AOF to it at an exact sequence number C, ending the capture
+// at C. The base gets the captured records up to C, the new file
+// everything after C, so every record is in exactly one of them. Only then does the manifest name
 // the new base and new file alone, and the old files are deleted. A crash
 // at any point leaves a manifest naming a complete chain.
 
@@ -86,7 +86,7 @@ func (m *Manager) startRewriteLocked() {
 	}()
 }
 
-// rewrite writes a new base of the append-only log aof and switches aof to a
+// rewrite writes a new base of the append-only file and switches aof to a
 // new incremental file; see the file comment. At start-up (aof nil) it
 // creates the first base and incremental file. first says appendonly was
 // switched on and aof appends to the temporary file (aof_switch.go): the
@@ -149,10 +149,9 @@ func (m *Manager) rewriteOnce(ctx context.Context, aof *AOF, first bool) error {
 	}
 	// The next incremental file comes first, named in the manifest after
 	// the old ones, before any record goes to it. Creating it takes two
-	// fsyncs and a manifest write (50-75 ms here under load); made after
-	// the capture, every record of that time was captured too, and parsed
-	// into the base's tail (3.6-4.8 MB per rewrite with CL.THROTTLE at
-	// pipeline 32).
+	// fsyncs and a manifest write; made after the capture, every record
+	// of that time would be captured too, and parsed into the base's
+	// tail.
 	// A first rewrite's new file is named in the manifest only with its
 	// base: the one on disk names the files of an earlier time.
 	var f *os.File
@@ -341,17 +340,17 @@ func (m *Manager) removeStale(tempToo bool) {
 	}
 }
 
-// removeStep is how much of a file removeGradually frees at a time: about
-// a millisecond of ext4's work here.
+// removeStep is how much of a file removeGradually frees at a time: little
+// enough that one step does not hold up the connections for long.
 const removeStep = 4 << 20
 
 // removeGradually deletes a file that may be large, for when removeFile
 // cannot hand the job to a kernel worker. Unlinking a file frees all its
 // blocks in one system call, and a Go thread blocked in it keeps the
-// scheduler's processor: removing a rewritten 64 MB log took 13 ms, during
-// which a one-core server answered nothing (p99.9 latency under everysec:
-// 20 ms with rewrites, 10 without). Truncating it a few megabytes at a
-// time, yielding in between, spreads the work.
+// scheduler's processor: removing a rewritten log of tens of megabytes
+// takes milliseconds, during which a one-core server answers nothing.
+// Truncating it a few megabytes at a time, yielding in between, spreads
+// the work.
 func removeGradually(path string) error {
 	if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
 		if fi, err := f.Stat(); err == nil {

@@ -162,9 +162,9 @@ func failManifestDirSync(n int) (restore func()) {
 
 // When the directory's fsync fails after a manifest's rename, the new
 // manifest is in place, though a crash may bring back the old one: the
-// rewrite fails, but keeps every file either names. It removed the files
-// the manifest on disk named (the new base, or the new incremental file),
-// and the next start lost data or refused to start.
+// rewrite fails, but keeps every file either names: removing those the
+// manifest on disk names (the new base, or the new incremental file)
+// would make the next start lose data or refuse to start.
 func TestManifestDirSyncFailureKeepsEveryFile(t *testing.T) {
 	for call, step := range []string{"next incremental file", "final manifest"} {
 		t.Run(step, func(t *testing.T) {
@@ -190,9 +190,9 @@ func TestManifestDirSyncFailureKeepsEveryFile(t *testing.T) {
 }
 
 // The files such a failed rewrite kept are deleted by the next rewrite that
-// succeeds, once its manifest is durable: they were left until the next
-// start, and a server that stays up kept an old base and log (as large as
-// the data) for as long as it ran, one more set per such failure.
+// succeeds, once its manifest is durable: left until the next start, they
+// would keep an old base and log (as large as the data) on disk for as
+// long as the server runs, one more set per such failure.
 func TestRewriteRemovesWhatAFailedOneKept(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	f := newFakeServer(newClock())

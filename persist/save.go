@@ -132,8 +132,8 @@ var ErrBgsaveFailed = errors.New("persist: the last background save failed")
 // write command; it is one atomic load while saves succeed.
 //
 // Why: with appendonly no the snapshots are all there is, so on a full
-// disk every write acknowledged after the failure was lost at the next
-// restart, while the server went on as if nothing happened. A due save
+// disk every write acknowledged after the failure would be lost at the
+// next restart, while the server went on as if nothing happened. A due save
 // rule retries a failed BGSAVE every bgsaveRetry (cron), so writes resume
 // by themselves once the disk has room again, or at once after a SAVE.
 func (m *Manager) BgsaveErr() error {

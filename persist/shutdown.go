@@ -48,8 +48,8 @@ const (
 // ErrFirstRewrite, as Redis refuses to exit then: the log is no copy of
 // the data yet. It does so after the final snapshot, which SHUTDOWN FORCE
 // (exiting on that error) needs, as Redis exits from AOF_WAIT_REWRITE
-// with FORCE once its RDB file is saved; checked before, it skipped the
-// snapshot and every write since the last one was lost.
+// with FORCE once its RDB file is saved; checked before it, FORCE would
+// skip the snapshot and lose every write since the last one.
 func (m *Manager) PrepareShutdown(mode SaveMode) error {
 	if m.finalSave(mode) {
 		m.mu.Lock()
