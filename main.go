@@ -102,7 +102,7 @@ func run(args []string) int {
 	// record may extend its deadline); persist.Open purged the ones whose
 	// deadline has passed.
 	store.StartExpiry()
-	if j := mgr.Journal(); j != nil {
+	if j := mgr.AOF(); j != nil {
 		srv.SetJournal(j)
 	}
 	srv.SetPersistence(mgr)

@@ -70,14 +70,14 @@ type Journal interface {
 }
 
 // outageJournal is a Journal whose Sync can report a disk outage instead
-// of waiting through it (persist.Log.SyncOrFailing): an event loop must not
+// of waiting through it (persist.AOF.SyncOrFailing): an event loop must not
 // wait for the disk, or every client it serves waits with it.
 type outageJournal interface {
 	SyncOrFailing(seq uint64) error
 }
 
 // pendingJournal is a Journal that can say which records a reply must
-// wait for before it leaves (persist.Log.Pending): under appendfsync
+// wait for before it leaves (persist.AOF.Pending): under appendfsync
 // always, the last record appended while it is not yet fsynced.
 type pendingJournal interface {
 	Pending() uint64
@@ -168,7 +168,7 @@ func (r *JournalRef) SyncOrFailing(seq uint64) error {
 // served by its own goroutine, after the requests ran: the last record
 // appended then is at or past every record they could have read. Waiting
 // for it is safe: records reach the disk in order. During a disk outage
-// there is nothing to wait for (persist.Log.Pending returns 0), so reads
+// there is nothing to wait for (persist.AOF.Pending returns 0), so reads
 // go on being answered, as they must; they may then show writes that are
 // not yet durable, whose own replies wait.
 func (s *Engine) ReadBarrier() (*JournalRef, uint64) {

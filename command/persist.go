@@ -55,11 +55,11 @@ func (c *Client) setAppendOnly(on bool) string {
 		return errAppendonlyInMulti
 	}
 	err := s.persist.SetAppendOnly(on, persist.Hooks{
-		Attach: func(l *persist.Log) {
-			if l == nil {
+		Attach: func(aof *persist.AOF) {
+			if aof == nil {
 				s.SetJournal(nil) // not a typed nil
 			} else {
-				s.SetJournal(l)
+				s.SetJournal(aof)
 			}
 		},
 		Drain: s.drainJournal,

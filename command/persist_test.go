@@ -48,7 +48,7 @@ func startPersistServer(t *testing.T, dir string, clock *fakeClock, conf ...stri
 	srv := NewEngine(store, cfg, log)
 	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: RecordKeys, Resets: RecordResets, Logger: log})
 	require.NoError(t, err)
-	if j := mgr.Journal(); j != nil {
+	if j := mgr.AOF(); j != nil {
 		srv.SetJournal(j)
 	}
 	srv.SetPersistence(mgr)

@@ -17,7 +17,7 @@ package persist
 // first rewrite that fails is retried by the cron.
 //
 // Every write applied after the switch is in the capture or in the log:
-// the server loads the journal after a command has locked its shards
+// a write command loads the journal after it has locked its shards
 // (Hooks.Attach), and the capture locks each shard after the log was
 // attached. So once the first rewrite is done, every write acknowledged
 // after CONFIG SET returned is in the base or the new incremental file.
@@ -40,12 +40,12 @@ import (
 	"github.com/ratekv/ratekv/config"
 )
 
-// Hooks connect a switch of appendonly to the server that journals the
-// writes (package server).
+// Hooks connect a switch of appendonly to the command layer that journals
+// the writes (package command).
 type Hooks struct {
 	// Attach makes every write command that locks its shards from now on
-	// log to l, or to nothing when l is nil.
-	Attach func(l *Log)
+	// log to aof, or to nothing when aof is nil.
+	Attach func(aof *AOF)
 	// Drain returns once no command that loaded the journal before
 	// Attach(nil) is still appending to it.
 	Drain func()
@@ -64,7 +64,7 @@ func (m *Manager) tempIncrPath() string { return filepath.Join(m.aofDir, "temp-"
 func (m *Manager) AppendOnly() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.log != nil
+	return m.aof != nil
 }
 
 // SetAppendOnly switches the append-only log on or off (see the file
@@ -94,7 +94,7 @@ func (m *Manager) startAOF(h Hooks) error {
 	switch {
 	case m.closed:
 		return ErrClosing
-	case m.log != nil:
+	case m.aof != nil:
 		return nil
 	}
 	if err := os.MkdirAll(m.aofDir, 0o755); err != nil {
@@ -105,10 +105,10 @@ func (m *Manager) startAOF(h Hooks) error {
 	if err != nil {
 		return err
 	}
-	l := openLog(wrapped(f), filepath.Base(path), 0, m.cfg.Fsync(), m.logger)
-	m.log, m.first = l, true
+	aof := openAOF(wrapped(f), filepath.Base(path), 0, m.cfg.Fsync(), m.logger)
+	m.aof, m.first = aof, true
 	m.rewriteBaseSize = 0
-	h.Attach(l)
+	h.Attach(aof)
 	if m.rewriting || m.bgsaving || m.saving {
 		// A rewrite being cancelled, or a save: once it ends.
 		m.rewriteSched = true
@@ -122,19 +122,19 @@ func (m *Manager) startAOF(h Hooks) error {
 
 func (m *Manager) stopAOF(h Hooks) {
 	m.mu.Lock()
-	l, first := m.log, m.first
-	if l == nil {
+	aof, first := m.aof, m.first
+	if aof == nil {
 		m.mu.Unlock()
 		return
 	}
-	m.log, m.first, m.rewriteSched = nil, false, false
+	m.aof, m.first, m.rewriteSched = nil, false, false
 	if m.rewriteCancel != nil {
 		m.rewriteCancel() // a rewrite that switched files already ends with a valid chain
 	}
 	m.mu.Unlock()
 	h.Attach(nil)
 	h.Drain()
-	if err := l.Close(); err != nil {
+	if err := aof.Close(); err != nil {
 		m.logger.Warn("appendonly switched off; the last records could not be written to the append-only file", "err", err)
 	} else {
 		m.logger.Info("appendonly switched off; the append-only file is flushed, fsynced and closed")
@@ -145,13 +145,13 @@ func (m *Manager) stopAOF(h Hooks) {
 }
 
 // firstDone ends the wait for the first rewrite after a switch to
-// appendonly yes, once it named its files in the manifest, unless l was
+// appendonly yes, once it named its files in the manifest, unless aof was
 // switched off meanwhile.
-func (m *Manager) firstDone(l *Log) {
+func (m *Manager) firstDone(aof *AOF) {
 	m.switchMu.Lock()
 	defer m.switchMu.Unlock()
 	m.mu.Lock()
-	same := m.log == l
+	same := m.aof == aof
 	if same {
 		m.first = false
 	}

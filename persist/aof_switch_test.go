@@ -490,7 +490,7 @@ func TestAppendonlyFirstRewriteFailure(t *testing.T) {
 // temporary name is taken by a directory) still takes the final snapshot
 // the save rules ask for, as Redis exits anyway from AOF_WAIT_REWRITE but
 // saves its RDB first: the temporary log is no copy of the data, so
-// without the snapshot every write since the last one was lost.
+// without the snapshot every write since the last one would be lost.
 func TestAppendonlyShutdownForceDuringFirstRewrite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")

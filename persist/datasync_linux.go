@@ -1,5 +1,22 @@
 package persist
 
+// Why fsync goes through io_uring on Linux.
+//
+// A goroutine blocked in fdatasync keeps its P (the Go scheduler's right
+// to run Go code) until sysmon notices and hands the P to another thread,
+// and sysmon, idle for long under a steady load, looks only every 10 ms.
+// With GOMAXPROCS=1 (a server pinned to one core) every fsync would
+// therefore stop all connections for as long as the disk takes: with
+// everysec the core sits idle through the fsyncs and tail latency grows;
+// with always, requests that arrive during an fsync cannot even be read
+// until it ends.
+//
+// Submitted to an io_uring instead, the fsync runs in a kernel worker, and
+// the goroutine waits on an eventfd through the netpoller: parked, its P
+// free for the connections. Redis gets the same from its bio thread. When
+// io_uring is unavailable (old kernel, or a seccomp profile that forbids
+// it) the plain system call is used.
+
 import (
 	"errors"
 	"math"
@@ -10,23 +27,6 @@ import (
 	"syscall"
 	"unsafe"
 )
-
-// Why fsync goes through io_uring on Linux
-//
-// A goroutine blocked in fdatasync keeps its P (the Go scheduler's right
-// to run Go code) until sysmon notices and hands the P to another thread,
-// and sysmon, idle for long under a steady load, looks only every 10 ms.
-// With GOMAXPROCS=1 (a server pinned to one core) every fsync therefore
-// stopped all connections for as long as the disk took: with everysec, a
-// pipelined CL.THROTTLE load left the core idle 4% of the time, and its p99
-// latency was 6.8-7.1 ms (4.5-4.7 through io_uring); with always, requests
-// that arrived during an fsync could not even be read until it ended.
-//
-// Submitted to an io_uring instead, the fsync runs in a kernel worker, and
-// the goroutine waits on an eventfd through the netpoller: parked, its P
-// free for the connections. Redis gets the same from its bio thread. When
-// io_uring is unavailable (old kernel, or a seccomp profile that forbids
-// it) the plain system call is used.
 
 // datasync makes f's data (and its size) durable with fdatasync, which
 // unlike fsync does not wait for a journal commit of the modification
@@ -78,12 +78,12 @@ func plainSync(fd int, dataOnly bool) error {
 // removeFile deletes a file that may be large without holding up the
 // connections. Unlinking a file frees its blocks in the same system call,
 // and on a disk mounted with discard, waits for the device to discard
-// them: for a rewritten 64 MB log here, 13 ms, during which a thread
-// blocked in unlink keeps its P (see above), and under an everysec load
-// the core sat idle 1.8% of the time in these waits. Through io_uring a
-// kernel worker does the unlink while the goroutine waits parked (Redis
-// unlinks in its bio thread). Without io_uring the file is truncated a few
-// megabytes at a time, yielding in between, which spreads the stall.
+// them: milliseconds for a rewritten log, during which a thread blocked in
+// unlink keeps its P (see the file comment) and the connections wait.
+// Through io_uring a kernel worker does the unlink while the goroutine
+// waits parked (Redis unlinks in its bio thread). Without io_uring the
+// file is truncated a few megabytes at a time, yielding in between, which
+// spreads the stall.
 func removeFile(path string) error {
 	if r := sharedRing(); r != nil {
 		if err := r.unlink(path); err != errUnsupported {
@@ -415,9 +415,9 @@ func (r *uring) failLocked() {
 }
 
 // Allocate allocates n bytes of f from off (fallocate, extending the
-// file; see Log.reserve). A file system without fallocate answers
+// file; see AOF.reserve). A file system without fallocate answers
 // errors.ErrUnsupported.
-func (f logOSFile) Allocate(off, n int64) error {
+func (f osFile) Allocate(off, n int64) error {
 	for {
 		err := syscall.Fallocate(int(f.Fd()), 0, off, n)
 		switch err {

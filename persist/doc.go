@@ -1,9 +1,10 @@
 // Package persist makes ratekv's keyspace survive restarts and crashes: an
-// append-only log of effects (the journal the command dispatcher writes
-// to), snapshots, and loading both at start-up. It knows the keyspace
-// (package shards) and the configuration, not the protocol: log records
-// are replayed through a function the server supplies (server.Server.Replay),
-// so they run through the same command table as live traffic.
+// append-only file of effects (the AOF, which the command layer writes to
+// as its command.Journal), snapshots, and loading both at start-up. It
+// knows the keyspace (package shards) and the configuration, not the
+// protocol: log records are replayed through a function the command layer
+// supplies (command.Engine.Replay), so they run through the same command
+// table as live traffic.
 //
 // # Files
 //
@@ -26,21 +27,20 @@
 // # Formats
 //
 // Log records are RESP arrays of bulk strings, as a client sends them:
-// effects, not time-dependent commands (SETINT key <value and deadline
-// in binary> for integers, SET key value PXAT ms, DEL,
-// PEXPIREAT, PERSIST, RESTORE key ms payload REPLACE ABSTTL, and verbatim
-// commands whose result depends only on their arguments and the prior
-// state, such as ZADD, FLUSHALL or a SET without options); see
-// server/journal.go. Replaying them at
-// any later time gives the same state: nothing expires while they replay
-// (a later record may extend or remove a deadline; see server.Replay), and
-// the keys whose deadline passed while the server was down are deleted
-// once everything is loaded, so they stay gone. A transaction's records
-// (and those of a command that writes several keys, such as RENAME) are
-// appended in one piece between a MULTI and an EXEC record, as in
-// Redis's AOF; the loader replays them once it has read the EXEC
-// (journal.TxReader), so a file torn inside a transaction is truncated at its
-// MULTI and loses the whole of it.
+// effects, not time-dependent commands (SETINT key <value and deadline in
+// binary> for integers, SET key value PXAT ms, DEL, PEXPIREAT, PERSIST,
+// RESTORE key ms payload REPLACE ABSTTL, and verbatim commands whose
+// result depends only on their arguments and the prior state, such as
+// ZADD, FLUSHALL or a SET without options); see command/journal.go.
+// Replaying them at any later time gives the same state: nothing expires
+// while they replay (a later record may extend or remove a deadline; see
+// command.Engine.Replay), and the keys whose deadline passed while the
+// server was down are deleted once everything is loaded, so they stay
+// gone. A transaction's records (and those of a command that writes
+// several keys, such as RENAME) are appended in one piece between a MULTI
+// and an EXEC record, as in Redis's AOF; the loader replays them once it
+// has read the EXEC (journal.TxReader), so a file torn inside a
+// transaction is truncated at its MULTI and loses the whole of it.
 //
 // Snapshot files (snapshot.go) are a header ("RATEKV", format version),
 // checksummed blocks of key records and of log records, and an end block
@@ -56,9 +56,9 @@
 // within about a millisecond and fsynced every second. no: written, never
 // fsynced by ratekv. A failed write or fsync stops writes (MISCONF) until a
 // retry succeeds, or, when a failed fsync may have lost bytes the log has
-// no copy of, until a rewrite has replaced the file; see log.go. A write
+// no copy of, until a rewrite has replaced the file; see aof.go. A write
 // whose record cannot be made durable gets no reply (its connection
-// closes). Snapshots are written to a temporary file,
-// fsynced, renamed and the directory fsynced; see manager.go for how they
-// are taken without stopping traffic and how the log is rewritten.
+// closes). Snapshots are written to a temporary file, fsynced, renamed and
+// the directory fsynced; see capture.go for how they are taken without
+// stopping traffic and rewrite.go for how the log is rewritten.
 package persist

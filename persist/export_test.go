@@ -13,7 +13,7 @@ type Faults struct {
 // returned function undoes it.
 func InjectFaults() (*Faults, func()) {
 	fl := &Faults{}
-	wrapFile = func(f logFile) logFile { return &faultyFile{f, fl} }
+	wrapFile = func(f aofFile) aofFile { return &faultyFile{f, fl} }
 	return fl, func() { wrapFile = nil }
 }
 
@@ -24,7 +24,7 @@ func (fl *Faults) FailWrites(err error) { fl.write.Store(&err) }
 func (fl *Faults) FailSyncs(err error) { fl.sync.Store(&err) }
 
 type faultyFile struct {
-	logFile
+	aofFile
 	fl *Faults
 }
 
@@ -32,12 +32,12 @@ func (f *faultyFile) WriteAt(p []byte, off int64) (int, error) {
 	if e := f.fl.write.Load(); e != nil && *e != nil {
 		return 0, *e
 	}
-	return f.logFile.WriteAt(p, off)
+	return f.aofFile.WriteAt(p, off)
 }
 
 func (f *faultyFile) Sync() error {
 	if e := f.fl.sync.Load(); e != nil && *e != nil {
 		return *e
 	}
-	return f.logFile.Sync()
+	return f.aofFile.Sync()
 }

@@ -47,7 +47,7 @@ func start(t *testing.T, dir string, conf ...string) (*server.Server, *persist.M
 	srv := server.New(store, cfg, log)
 	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
 	require.NoError(t, err)
-	if j := mgr.Journal(); j != nil { // as main does: no typed nil with appendonly no
+	if j := mgr.AOF(); j != nil { // as main does: no typed nil with appendonly no
 		srv.SetJournal(j)
 	}
 	srv.SetPersistence(mgr)
@@ -279,7 +279,7 @@ func TestKillingAWriteWaitingForTheDisk(t *testing.T) {
 // that fails refuses writes with Redis's MISCONF (reads work, INFO shows
 // it) until a save succeeds; stop-writes-on-bgsave-error no lets them
 // through. With appendonly no the snapshot is all there is: writes
-// acknowledged meanwhile were lost at the next restart.
+// acknowledged meanwhile would be lost at the next restart.
 func TestFailedBgsaveRefusesWrites(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -364,11 +364,12 @@ func recoverDisk(t *testing.T, faults *persist.Faults, pending <-chan error) {
 }
 
 // TestNoReplyBeforeDurabilityAfterABackPressureStop: a connection whose
-// batch stopped at flushAt with requests left, and whose socket held
-// more, was put in the event loop's next turn twice (from the leftovers,
-// and for its readable socket); when that turn's write then waited for a
-// failing disk (appendfsync always), the first entry parked it and the
-// second wrote its replies, the write's included, before it was durable.
+// batch stopped at flushAt with requests left, and whose socket holds
+// more, is due in the event loop's next turn twice (for the leftovers,
+// and for its readable socket); when that turn's write waits for a
+// failing disk (appendfsync always), the first entry parks it and the
+// second must not write its replies, the write's included, before it is
+// durable.
 func TestNoReplyBeforeDurabilityAfterABackPressureStop(t *testing.T) {
 	ctx := context.Background()
 	faults, undo := persist.InjectFaults()
@@ -444,10 +445,9 @@ func TestIdleTimeoutSparesAWriteWaitingForTheDisk(t *testing.T) {
 // TestShutdownAnswersAWriteTheFinalFlushMadeDurable: a write that waited
 // for a failing disk (appendfsync always, event loop) and that the
 // shutdown's final flush made durable, once the disk recovered, is
-// acknowledged before its connection closes, as it was when the loop
-// waited in its journal sync, and as a goroutine connection is. The
-// loop, paused meanwhile, saw the server closing before the end of the
-// wait, and closed the connection without the reply.
+// acknowledged before its connection closes, as a goroutine connection's
+// is, although the loop, paused meanwhile, sees the server closing before
+// the end of the wait.
 func TestShutdownAnswersAWriteTheFinalFlushMadeDurable(t *testing.T) {
 	ctx := context.Background()
 	faults, undo := persist.InjectFaults()

@@ -9,7 +9,7 @@ package persist
 //	              worth per block
 //	          'L' log records (RESP arrays) to replay after the keys: the
 //	              writes that happened while the shards were being captured
-//	              (see manager.go)
+//	              (see capture.go)
 //	end     'E' | uvarint keys | uvarint log records |
 //	        CRC-32C of every byte of the file before it, uint32 LE
 //

@@ -193,9 +193,10 @@ func openErr(t *testing.T, dir string, conf ...string) error {
 
 // TestCorruptTransactionIsCutAtItsMulti: damage inside a transaction's
 // records is reported at its MULTI, where aof-load-corrupt truncate cuts
-// the file. Cut at the damaged record instead, the file kept a MULTI
-// without its EXEC, so every write after the restart was appended inside
-// that transaction: the next start dropped them all as its torn tail.
+// the file. Cut at the damaged record instead, the file would keep a MULTI
+// without its EXEC, so every write after the restart would be appended
+// inside that transaction, and the next start would drop them all as its
+// torn tail.
 func TestCorruptTransactionIsCutAtItsMulti(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -342,8 +343,8 @@ func TestTornTransactionEdges(t *testing.T) {
 // a transaction does, so that a log cut anywhere inside it (the writer
 // took the first record before the command appended the next one, and a
 // kill came between its writes; or a power loss tore the tail) loads the
-// state before the command or the one after it. The records were appended
-// one at a time: cut after RENAME's DEL, the restart had neither a nor b,
+// state before the command or the one after it. Appended one record at a
+// time, a log cut after RENAME's DEL would restart with neither a nor b,
 // the value a held (acknowledged long before) gone.
 func TestMultiKeyWriteIsOneUnitInTheLog(t *testing.T) {
 	ctx := context.Background()

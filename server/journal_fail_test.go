@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// failingJournal cannot make its records durable, as persist.Log once it
+// failingJournal cannot make its records durable, as persist.AOF once it
 // is closed under always, or after a failed fsync lost records (ErrLost).
 type failingJournal struct{ n atomic.Uint64 }
 

@@ -122,7 +122,7 @@ func journalBenchServer(b *testing.B, mode, rewritePct string) *Server {
 		mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
 		require.NoError(b, err)
 		b.Cleanup(func() { mgr.Close() })
-		srv.SetJournal(mgr.Journal())
+		srv.SetJournal(mgr.AOF())
 	}
 	return srv
 }

@@ -277,7 +277,7 @@ func TestShutdownWaiterKilled(t *testing.T) {
 	}
 }
 
-// stuckJournal is persist.Log under appendfsync always while the disk
+// stuckJournal is persist.AOF under appendfsync always while the disk
 // fails: Sync waits through the outage (until release is closed).
 type stuckJournal struct {
 	n       atomic.Uint64

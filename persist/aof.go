@@ -1,6 +1,7 @@
 package persist
 
-// The append-only log: the journal the dispatcher writes effect records to.
+// The append-only file (AOF): the writer of the log that the command layer
+// hands its effect records to (it implements command.Journal).
 //
 // Append runs with shard locks held, so it only copies the record into an
 // in-memory buffer under the log's mutex and numbers it; it never touches
@@ -50,7 +51,7 @@ package persist
 //
 // For snapshots the log can also copy every appended record into a
 // Capture, and switch to a new file at an exact sequence number (Rotate);
-// see manager.go for how rewrites use both.
+// see capture.go and rewrite.go for how snapshots and rewrites use them.
 
 import (
 	"errors"
@@ -87,9 +88,9 @@ var ErrFailing = errors.New("persist: the append-only file cannot be written; th
 // not durable until a rewrite of the append-only file holds them.
 var ErrLost = errors.New("persist: a failed fsync may have lost these records from the append-only file; they are durable again once it is rewritten")
 
-// logFile is what a Log writes to: an *os.File, or a fault-injecting fake
+// aofFile is what an AOF writes to: an *os.File, or a fault-injecting fake
 // in tests.
-type logFile interface {
+type aofFile interface {
 	WriteAt(p []byte, off int64) (int, error)
 	Sync() error
 	Close() error
@@ -97,16 +98,16 @@ type logFile interface {
 
 // wrapFile, when a test sets it, wraps every file a Manager's log writes
 // to (fault injection). It is nil in production.
-var wrapFile func(logFile) logFile
+var wrapFile func(aofFile) aofFile
 
-// logOSFile is an *os.File whose Sync is fdatasync (on Linux).
-type logOSFile struct{ *os.File }
+// osFile is an *os.File whose Sync is fdatasync (on Linux).
+type osFile struct{ *os.File }
 
-func (f logOSFile) Sync() error { return datasync(f.File) }
+func (f osFile) Sync() error { return datasync(f.File) }
 
 // wrapped returns what the log writes to for an open file.
-func wrapped(f *os.File) logFile {
-	var lf logFile = logOSFile{f}
+func wrapped(f *os.File) aofFile {
+	var lf aofFile = osFile{f}
 	if wrapFile != nil {
 		return wrapFile(lf)
 	}
@@ -136,14 +137,15 @@ var retryEvery = time.Second
 // retryGate is how long after a failed attempt the writer tries again:
 // less than retryEvery, so that every tick retries (a tick may come a
 // little less than retryEvery after the attempt of the tick before, when
-// that one started late; gated at retryEvery, one tick in two was skipped
-// and a recovered disk waited up to two seconds), and long enough that the
-// wake-ups between ticks do not hammer a failing disk.
+// that one started late, and a gate of a whole retryEvery would skip it),
+// and long enough that the wake-ups between ticks do not hammer a failing
+// disk.
 func retryGate() time.Duration { return retryEvery * 3 / 4 }
 
-// Log is an append-only log file fed by Append. It implements
-// server.Journal. Create it with openLog; it is safe for concurrent use.
-type Log struct {
+// AOF is the writer of an append-only file, fed by Append. It implements
+// command.Journal. Create it with openAOF (the zero value is not usable);
+// it is safe for concurrent use.
+type AOF struct {
 	logger *slog.Logger
 	name   string // file name, for messages
 	policy atomic.Int32
@@ -192,7 +194,7 @@ type Log struct {
 	done chan struct{}
 
 	// Guarded by wmu (the writer goroutine, or Sync writing inline).
-	f           logFile
+	f           aofFile
 	off         int64  // end of the data in f
 	zeroed      int64  // end of the zeros written ahead of the data (prezero)
 	reserved    int64  // end of the space allocated ahead of the data (reserve)
@@ -209,7 +211,7 @@ type Log struct {
 
 // rotation is a request to continue in a new file after record seq.
 type rotation struct {
-	f    logFile
+	f    aofFile
 	name string
 	size int64
 	off  int // records before buf[off] go to the old file
@@ -217,10 +219,10 @@ type rotation struct {
 	done chan error // receives nil once switched, or the first failure
 }
 
-// openLog starts a log appending to f, whose current size is size, and
-// whose records are numbered after seq.
-func openLog(f logFile, name string, size int64, policy Policy, logger *slog.Logger) *Log {
-	l := &Log{
+// openAOF starts an AOF appending to f, whose current size is size. Its
+// records are numbered from 1.
+func openAOF(f aofFile, name string, size int64, policy Policy, logger *slog.Logger) *AOF {
+	a := &AOF{
 		logger:    logger,
 		name:      name,
 		wake:      make(chan struct{}, 1),
@@ -232,21 +234,21 @@ func openLog(f logFile, name string, size int64, policy Policy, logger *slog.Log
 		syncedOff: size,
 		lastSync:  time.Now(),
 	}
-	l.cond.L = &l.mu
-	l.policy.Store(int32(policy))
-	l.size, l.file = size, name
-	go l.run()
-	return l
+	a.cond.L = &a.mu
+	a.policy.Store(int32(policy))
+	a.size, a.file = size, name
+	go a.run()
+	return a
 }
 
 // SetPolicy changes the appendfsync policy.
-func (l *Log) SetPolicy(p Policy) {
-	l.policy.Store(int32(p))
-	l.kick()
+func (a *AOF) SetPolicy(p Policy) {
+	a.policy.Store(int32(p))
+	a.kick()
 }
 
 // Policy returns the appendfsync policy.
-func (l *Log) Policy() Policy { return Policy(l.policy.Load()) }
+func (a *AOF) Policy() Policy { return Policy(a.policy.Load()) }
 
 // Append adds one record, or several back to back (a transaction's), and
 // returns their sequence number. What one call appends stays together:
@@ -256,53 +258,53 @@ func (l *Log) Policy() Policy { return Policy(l.policy.Load()) }
 // held.
 //
 // It runs once per write command, so it does the least it can: one
-// uncontended mutex and a copy into l.buf, which the writer hands back
+// uncontended mutex and a copy into a.buf, which the writer hands back
 // after each write, so the copy lands in memory that is still in cache.
-// (Buffers that went to the file and were kept until the next fsync made
-// every copy a cache miss: 7.7% of the CPU of SET with everysec.)
-func (l *Log) Append(rec []byte) uint64 {
-	l.mu.Lock()
-	l.buf = append(l.buf, rec...)
-	l.seq++
-	seq := l.seq
-	for _, c := range l.captures {
+// (Keeping the written buffers until the next fsync instead would make
+// every copy a cache miss.)
+func (a *AOF) Append(rec []byte) uint64 {
+	a.mu.Lock()
+	a.buf = append(a.buf, rec...)
+	a.seq++
+	seq := a.seq
+	for _, c := range a.captures {
 		c.add(rec)
 	}
-	l.size += int64(len(rec))
-	if len(l.buf) > maxBuffered && !l.full.Load() {
-		l.full.Store(true)
+	a.size += int64(len(rec))
+	if len(a.buf) > maxBuffered && !a.full.Load() {
+		a.full.Store(true)
 	}
-	if len(l.buf) >= writeInline && !l.ample.Load() {
-		l.ample.Store(true)
+	if len(a.buf) >= writeInline && !a.ample.Load() {
+		a.ample.Store(true)
 	}
-	l.mu.Unlock()
+	a.mu.Unlock()
 	return seq
 }
 
 // LastSeq returns the sequence number of the last record appended.
-func (l *Log) LastSeq() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.seq
+func (a *AOF) LastSeq() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.seq
 }
 
 // Pending returns, under appendfsync always, the sequence number of the
 // last record appended when it is not yet fsynced; otherwise 0: under
 // everysec and no, when every record is fsynced, and while a write or
 // fsync error keeps records from the disk (or the log is closed). A reply
-// that may show what those records wrote waits for them (the server's
-// read barrier); during an outage it must not wait, so that reads go on
+// that may show what those records wrote waits for them (the command
+// layer's read barrier); during an outage it must not wait, so that reads go on
 // being answered.
-func (l *Log) Pending() uint64 {
-	if Policy(l.policy.Load()) != FsyncAlways || l.errp.Load() != nil {
+func (a *AOF) Pending() uint64 {
+	if Policy(a.policy.Load()) != FsyncAlways || a.errp.Load() != nil {
 		return 0
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.synced >= l.seq || l.closed || l.lost || l.err != nil {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.synced >= a.seq || a.closed || a.lost || a.err != nil {
 		return 0
 	}
-	return l.seq
+	return a.seq
 }
 
 // Sync makes the records up to seq as durable as the policy demands: with
@@ -313,64 +315,64 @@ func (l *Log) Pending() uint64 {
 // With everysec and no, once writeInline bytes wait, Sync writes them
 // itself (unless the writer is busy), as Redis's event loop writes its AOF
 // buffer at the end of every turn; the fsync stays with the writer. Why: a
-// pipelined load keeps an event loop running without a pause, so the
-// writer, sharing its P, took the buffer only when the scheduler preempted
-// the loop, every ~10 ms; by then the buffer had grown to about 1 MB, and
-// Append's copies ran into fresh pages (page faults and memmove were 8% of
-// CL.THROTTLE at pipeline 32 with everysec). Writing 64 KiB at a time
-// keeps the two buffers small and in cache.
-func (l *Log) Sync(seq uint64) error { return l.sync(seq, true) }
+// pipelined load keeps an event loop running without a pause, so a writer
+// sharing its P would take the buffer only when the scheduler preempts the
+// loop (every 10 ms); by then the buffer has grown large, and Append's
+// copies run into fresh pages. Writing writeInline bytes at a time keeps
+// the two buffers small and in cache.
+func (a *AOF) Sync(seq uint64) error { return a.sync(seq, true) }
 
 // SyncOrFailing is Sync, except that under always it returns ErrFailing
 // instead of waiting while a write or fsync error keeps the records from
 // the disk. An event loop calls it, and waits for the outage in Sync on
-// another goroutine: waiting in the loop held up every client it serves,
-// reads and refused writes included, for as long as the outage lasted.
-func (l *Log) SyncOrFailing(seq uint64) error { return l.sync(seq, false) }
+// another goroutine: waiting in the loop would hold up every client it
+// serves, reads and refused writes included, for as long as the outage
+// lasts.
+func (a *AOF) SyncOrFailing(seq uint64) error { return a.sync(seq, false) }
 
 // sync is Sync; wait says whether to wait through a write or fsync error.
-func (l *Log) sync(seq uint64, wait bool) error {
-	if Policy(l.policy.Load()) != FsyncAlways {
-		if l.ample.Load() {
-			l.writeNow()
+func (a *AOF) sync(seq uint64, wait bool) error {
+	if Policy(a.policy.Load()) != FsyncAlways {
+		if a.ample.Load() {
+			a.writeNow()
 		}
-		l.kick()
-		if l.full.Load() {
-			l.mu.Lock()
-			for len(l.buf) > maxBuffered && !l.closed {
-				l.cond.Wait()
+		a.kick()
+		if a.full.Load() {
+			a.mu.Lock()
+			for len(a.buf) > maxBuffered && !a.closed {
+				a.cond.Wait()
 			}
-			l.mu.Unlock()
+			a.mu.Unlock()
 		}
 		return nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.synced >= seq {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.synced >= seq {
 		return nil
 	}
 	// Count ourselves for gather: joining until the writer takes our
 	// records (it then moves every joiner to riding), riding after.
-	if seq > l.taken {
-		l.joining++
+	if seq > a.taken {
+		a.joining++
 	} else {
-		l.riding++
+		a.riding++
 	}
-	for l.synced < seq && !l.closed && !l.lost && (wait || l.err == nil) {
-		l.kick()
-		l.cond.Wait()
+	for a.synced < seq && !a.closed && !a.lost && (wait || a.err == nil) {
+		a.kick()
+		a.cond.Wait()
 	}
-	if seq > l.taken && l.joining > 0 {
-		l.joining--
+	if seq > a.taken && a.joining > 0 {
+		a.joining--
 	} else {
-		l.riding--
+		a.riding--
 	}
 	switch {
-	case l.synced >= seq:
+	case a.synced >= seq:
 		return nil
-	case l.lost:
+	case a.lost:
 		return ErrLost
-	case l.closed:
+	case a.closed:
 		return ErrClosed
 	}
 	return ErrFailing
@@ -380,28 +382,28 @@ func (l *Log) sync(seq uint64, wait bool) error {
 // policy, in the caller's goroutine, and returns the error that keeps them
 // from the disk (one attempt; the writer retries as usual). A shutdown
 // calls it before it stops serving: while it fails, the server goes on.
-func (l *Log) Flush() error {
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	for l.fsyncing {
+func (a *AOF) Flush() error {
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	for a.fsyncing {
 		// The writer's fsync runs without wmu; its bookkeeping
 		// afterwards assumes nobody fsynced meanwhile.
-		l.wmu.Unlock()
+		a.wmu.Unlock()
 		time.Sleep(time.Millisecond)
-		l.wmu.Lock()
+		a.wmu.Lock()
 	}
-	if l.ended {
+	if a.ended {
 		return ErrClosed
 	}
-	for i := 0; i < 2 && l.cycle(true, true); i++ {
+	for i := 0; i < 2 && a.cycle(true, true); i++ {
 	}
-	return l.Err()
+	return a.Err()
 }
 
 // Err returns the write or fsync error the log has not recovered from, or
 // nil. It is cheap: the dispatcher calls it before every write command.
-func (l *Log) Err() error {
-	if p := l.errp.Load(); p != nil {
+func (a *AOF) Err() error {
+	if p := a.errp.Load(); p != nil {
 		return *p
 	}
 	return nil
@@ -410,74 +412,74 @@ func (l *Log) Err() error {
 // Lost reports whether a failed fsync may have lost records from the file
 // that the log could not write again (see the file comment): only a
 // rewrite of the append-only file ends that state.
-func (l *Log) Lost() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lost
+func (a *AOF) Lost() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lost
 }
 
 // Rebased tells the log that a new base holding every record up to seq is
 // named in the manifest, so that what a failed fsync may have lost before
 // it no longer matters: records up to seq count as durable, and the log
 // accepts writes again once its next fsync succeeds.
-func (l *Log) Rebased(seq uint64) {
-	l.mu.Lock()
-	if l.lost {
-		l.lost = false
-		l.logger.Warn("the append-only file was rewritten; records lost by the failed fsync are in the new base")
+func (a *AOF) Rebased(seq uint64) {
+	a.mu.Lock()
+	if a.lost {
+		a.lost = false
+		a.logger.Warn("the append-only file was rewritten; records lost by the failed fsync are in the new base")
 	}
-	if l.synced < seq && seq <= l.written {
-		l.synced = seq
+	if a.synced < seq && seq <= a.written {
+		a.synced = seq
 	}
-	l.cond.Broadcast()
-	l.mu.Unlock()
-	l.kick()
+	a.cond.Broadcast()
+	a.mu.Unlock()
+	a.kick()
 }
 
 // Size returns the bytes of the current file, including records not yet
 // written.
-func (l *Log) Size() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.size
+func (a *AOF) Size() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.size
 }
 
 // Current returns the name of the file records are appended to and its
 // size, written or buffered (Size), as one consistent pair.
-func (l *Log) Current() (file string, size int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.file, l.size
+func (a *AOF) Current() (file string, size int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.file, a.size
 }
 
 // Buffered returns the bytes appended and not yet taken by the writer
 // (INFO's aof_buffer_length).
-func (l *Log) Buffered() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.buf)
+func (a *AOF) Buffered() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.buf)
 }
 
 // writeNow runs a cycle from the caller's goroutine, without the writer's
 // linger, unless the writer is in one. The fsync, if one is due, is left to
 // the writer (kicked by the caller): an fsync here would stall the caller.
 // Rotations and failures are left to the writer too.
-func (l *Log) writeNow() {
-	if !l.wmu.TryLock() {
+func (a *AOF) writeNow() {
+	if !a.wmu.TryLock() {
 		return
 	}
-	defer l.wmu.Unlock()
-	if l.ended || l.rotPending != nil || l.Err() != nil || len(l.unsynced) >= maxKept {
+	defer a.wmu.Unlock()
+	if a.ended || a.rotPending != nil || a.Err() != nil || len(a.unsynced) >= maxKept {
 		// With maxKept bytes written during an fsync in progress, the
 		// records wait in buf (and Sync, once buf is full, for the fsync).
 		return
 	}
-	l.cycle(false, false)
+	a.cycle(false, false)
 }
 
-func (l *Log) kick() {
+func (a *AOF) kick() {
 	select {
-	case l.wake <- struct{}{}:
+	case a.wake <- struct{}{}:
 	default:
 	}
 }
@@ -520,31 +522,31 @@ func (c *Capture) each(fn func(seq uint64, rec []byte) error) error {
 var errCaptureOverflow = errors.New("persist: too many writes during the snapshot (capture buffer full)")
 
 // BeginCapture starts copying appended records (at most limit bytes).
-func (l *Log) BeginCapture(limit int) *Capture {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := &Capture{first: l.seq + 1, limit: limit}
-	l.captures = append(l.captures, c)
+func (a *AOF) BeginCapture(limit int) *Capture {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := &Capture{first: a.seq + 1, limit: limit}
+	a.captures = append(a.captures, c)
 	return c
 }
 
 // EndCapture stops c and returns the sequence number of the last record
 // it holds.
-func (l *Log) EndCapture(c *Capture) (uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.dropCapture(c)
+func (a *AOF) EndCapture(c *Capture) (uint64, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.dropCapture(c)
 	if c.over {
 		return 0, errCaptureOverflow
 	}
-	return l.seq, nil
+	return a.seq, nil
 }
 
-// dropCapture removes c from the active captures. Requires l.mu held.
-func (l *Log) dropCapture(c *Capture) {
-	for i, x := range l.captures {
+// dropCapture removes c from the active captures. Requires a.mu held.
+func (a *AOF) dropCapture(c *Capture) {
+	for i, x := range a.captures {
 		if x == c {
-			l.captures = append(l.captures[:i], l.captures[i+1:]...)
+			a.captures = append(a.captures[:i], a.captures[i+1:]...)
 			break
 		}
 	}
@@ -555,101 +557,101 @@ func (l *Log) dropCapture(c *Capture) {
 // at the same record. The records up to it are written and fsynced to the
 // old file, which is then closed; done receives nil once that happened, or
 // the first error (the switch is then retried with the writes).
-func (l *Log) Rotate(f logFile, name string, size int64, c *Capture) (last uint64, done <-chan error, err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+func (a *AOF) Rotate(f aofFile, name string, size int64, c *Capture) (last uint64, done <-chan error, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
 		return 0, nil, ErrClosed
 	}
-	if l.rot != nil || l.rotating {
+	if a.rot != nil || a.rotating {
 		// One whose switch failed stays pending until the disk recovers;
 		// a second would wait behind it with nobody to tell it.
 		return 0, nil, errors.New("persist: the switch to the last rewrite's file is still pending (see the last write error)")
 	}
 	if c != nil {
-		l.dropCapture(c)
+		a.dropCapture(c)
 		if c.over {
 			return 0, nil, errCaptureOverflow
 		}
 	}
-	r := &rotation{f: f, name: name, size: size, off: len(l.buf), seq: l.seq, done: make(chan error, 1)}
-	l.rot = r
-	l.rotating = true
-	l.kick()
+	r := &rotation{f: f, name: name, size: size, off: len(a.buf), seq: a.seq, done: make(chan error, 1)}
+	a.rot = r
+	a.rotating = true
+	a.kick()
 	return r.seq, r.done, nil
 }
 
 // Close writes and fsyncs every record appended, stops the writer and
 // closes the file. It returns the error that left records undurable.
-func (l *Log) Close() error {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
+func (a *AOF) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
 		return ErrClosed
 	}
-	l.mu.Unlock()
-	close(l.stop)
-	<-l.done
+	a.mu.Unlock()
+	close(a.stop)
+	<-a.done
 	// A switch the final flush could not make: its file is closed too
 	// (it stays on disk, named in no manifest or as an empty file).
-	l.wmu.Lock()
-	if r := l.rotPending; r != nil {
+	a.wmu.Lock()
+	if r := a.rotPending; r != nil {
 		notify(r.done, ErrClosed) // unless the final flush's error is there
 		r.f.Close()
 	}
-	l.wmu.Unlock()
-	l.mu.Lock()
-	if r := l.rot; r != nil {
+	a.wmu.Unlock()
+	a.mu.Lock()
+	if r := a.rot; r != nil {
 		notify(r.done, ErrClosed)
 		r.f.Close()
 	}
-	l.closed = true
-	err := l.err
-	records := l.seq
-	l.cond.Broadcast()
-	l.mu.Unlock()
-	if cerr := l.f.Close(); err == nil && cerr != nil {
+	a.closed = true
+	err := a.err
+	records := a.seq
+	a.cond.Broadcast()
+	a.mu.Unlock()
+	if cerr := a.f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	l.logger.Debug("append-only log closed", "records", records, "writes", l.writes.Load(), "fsyncs", l.syncs.Load())
+	a.logger.Debug("append-only log closed", "records", records, "writes", a.writes.Load(), "fsyncs", a.syncs.Load())
 	return err
 }
 
 // run is the writer goroutine.
-func (l *Log) run() {
-	defer close(l.done)
+func (a *AOF) run() {
+	defer close(a.done)
 	tick := time.NewTicker(retryEvery)
 	defer tick.Stop()
 	for {
 		select {
-		case <-l.wake:
+		case <-a.wake:
 		case <-tick.C:
-		case <-l.stop:
+		case <-a.stop:
 			// Final flush: everything, fsynced, whatever the policy.
-			l.wmu.Lock()
-			for i := 0; i < 2 && l.cycle(true, true); i++ {
+			a.wmu.Lock()
+			for i := 0; i < 2 && a.cycle(true, true); i++ {
 			}
-			if l.Err() == nil {
-				l.trim()
+			if a.Err() == nil {
+				a.trim()
 			}
-			l.ended = true
-			l.wmu.Unlock()
+			a.ended = true
+			a.wmu.Unlock()
 			return
 		}
-		if Policy(l.policy.Load()) != FsyncAlways {
-			if l.Err() == nil {
+		if Policy(a.policy.Load()) != FsyncAlways {
+			if a.Err() == nil {
 				select {
 				case <-time.After(linger):
-				case <-l.stop: // the final flush takes everything
+				case <-a.stop: // the final flush takes everything
 				}
 			}
 		} else {
-			l.gather()
+			a.gather()
 		}
-		l.wmu.Lock()
-		for l.cycle(false, true) {
+		a.wmu.Lock()
+		for a.cycle(false, true) {
 		}
-		l.wmu.Unlock()
+		a.wmu.Unlock()
 	}
 }
 
@@ -669,34 +671,33 @@ var gatherWait = time.Millisecond
 // fsync serves N/2. Waiting for the clients just answered to come back (a
 // round trip, much shorter than an fsync) lets one fsync serve all N. That
 // is what Redis's event loop does by construction (one fsync per loop
-// turn, after reading every client that is ready), and what a single
-// runtime.Gosched here did not: measured with 50 clients at pipeline 1,
-// 25 writes per fsync against Redis's 30, 0.84x its throughput.
-func (l *Log) gather() {
-	l.mu.Lock()
-	ready := l.joining >= l.crowd || l.closed
-	l.mu.Unlock()
+// turn, after reading every client that is ready); yielding once
+// (runtime.Gosched) before the fsync is not enough to get there.
+func (a *AOF) gather() {
+	a.mu.Lock()
+	ready := a.joining >= a.crowd || a.closed
+	a.mu.Unlock()
 	if ready {
 		runtime.Gosched() // let connections already runnable append first
 		return
 	}
-	if l.gatherTimer == nil {
-		l.gatherTimer = time.NewTimer(gatherWait)
+	if a.gatherTimer == nil {
+		a.gatherTimer = time.NewTimer(gatherWait)
 	} else {
-		l.gatherTimer.Reset(gatherWait)
+		a.gatherTimer.Reset(gatherWait)
 	}
-	defer l.gatherTimer.Stop()
+	defer a.gatherTimer.Stop()
 	for {
 		select {
-		case <-l.wake:
-		case <-l.gatherTimer.C:
+		case <-a.wake:
+		case <-a.gatherTimer.C:
 			return
-		case <-l.stop:
+		case <-a.stop:
 			return
 		}
-		l.mu.Lock()
-		ready := l.joining >= l.crowd || l.closed
-		l.mu.Unlock()
+		a.mu.Lock()
+		ready := a.joining >= a.crowd || a.closed
+		a.mu.Unlock()
 		if ready {
 			return
 		}
@@ -706,168 +707,168 @@ func (l *Log) gather() {
 // cycle takes what was appended, writes it, and fsyncs per policy (only
 // when mayFsync; otherwise it leaves a due fsync to the next cycle). It
 // reports whether it should run again at once (a rotation completed and
-// records for the new file are waiting). The caller holds l.wmu.
-func (l *Log) cycle(final, mayFsync bool) (again bool) {
+// records for the new file are waiting). The caller holds a.wmu.
+func (a *AOF) cycle(final, mayFsync bool) (again bool) {
 	now := time.Now()
-	l.mu.Lock()
-	failing := l.err != nil
-	if failing && !final && now.Sub(l.lastTry) < retryGate() {
-		l.mu.Unlock()
+	a.mu.Lock()
+	failing := a.err != nil
+	if failing && !final && now.Sub(a.lastTry) < retryGate() {
+		a.mu.Unlock()
 		return false
 	}
-	if l.rotPending == nil {
-		if r := l.rot; r != nil {
-			l.rot = nil
-			l.rotPending = r
-			l.pend = append(l.pend, l.buf[:r.off]...)
-			l.buf = l.buf[:copy(l.buf, l.buf[r.off:])]
-			l.full.Store(len(l.buf) > maxBuffered)
-			l.ample.Store(len(l.buf) >= writeInline)
-			l.pendSeq = r.seq
-		} else if len(l.buf) > 0 {
-			if len(l.pend) == 0 {
+	if a.rotPending == nil {
+		if r := a.rot; r != nil {
+			a.rot = nil
+			a.rotPending = r
+			a.pend = append(a.pend, a.buf[:r.off]...)
+			a.buf = a.buf[:copy(a.buf, a.buf[r.off:])]
+			a.full.Store(len(a.buf) > maxBuffered)
+			a.ample.Store(len(a.buf) >= writeInline)
+			a.pendSeq = r.seq
+		} else if len(a.buf) > 0 {
+			if len(a.pend) == 0 {
 				// The two buffers swap: the one just written (still
 				// in cache) takes the next records.
-				l.pend, l.buf = l.buf, l.pend[:0]
+				a.pend, a.buf = a.buf, a.pend[:0]
 			} else {
-				l.pend = append(l.pend, l.buf...)
-				l.buf = l.buf[:0]
+				a.pend = append(a.pend, a.buf...)
+				a.buf = a.buf[:0]
 			}
-			l.full.Store(false)
-			l.ample.Store(false)
-			l.pendSeq = l.seq
+			a.full.Store(false)
+			a.ample.Store(false)
+			a.pendSeq = a.seq
 		}
 	}
-	if l.taken < l.pendSeq {
-		l.taken = l.pendSeq
-		l.riding += l.joining
-		l.joining = 0
+	if a.taken < a.pendSeq {
+		a.taken = a.pendSeq
+		a.riding += a.joining
+		a.joining = 0
 	}
-	policy := Policy(l.policy.Load())
-	l.mu.Unlock()
+	policy := Policy(a.policy.Load())
+	a.mu.Unlock()
 
-	l.lastTry = now
+	a.lastTry = now
 	var err error
-	if len(l.pend) > 0 {
+	if len(a.pend) > 0 {
 		if policy == FsyncAlways {
-			l.prezero(len(l.pend))
+			a.prezero(len(a.pend))
 		} else {
-			l.reserve(len(l.pend))
+			a.reserve(len(a.pend))
 		}
-		err = l.write(policy != FsyncNo)
+		err = a.write(policy != FsyncNo)
 	}
-	rot := l.rotPending
-	dirty := l.off > l.syncedOff
+	rot := a.rotPending
+	dirty := a.off > a.syncedOff
 	needSync := dirty && mayFsync && (final || failing || rot != nil || policy == FsyncAlways ||
-		policy == FsyncEverysec && (now.Sub(l.lastSync) >= time.Second || len(l.unsynced) > syncEarly))
+		policy == FsyncEverysec && (now.Sub(a.lastSync) >= time.Second || len(a.unsynced) > syncEarly))
 	synced := false        // everything written is durable
 	durable := false       // the records up to syncedSeq are
 	lost := false          // this fsync failed with bytes the log cannot write again
-	syncedSeq := l.pendSeq // (pend is empty whenever err is nil)
+	syncedSeq := a.pendSeq // (pend is empty whenever err is nil)
 	if err == nil && needSync {
-		l.syncs.Add(1)
-		target, kept := l.off, len(l.unsynced)
+		a.syncs.Add(1)
+		target, kept := a.off, len(a.unsynced)
 		if final || rot != nil || policy == FsyncAlways || failing {
-			err = l.f.Sync()
+			err = a.f.Sync()
 		} else {
 			// Sync callers may write inline while the disk works, as
 			// Redis's event loop writes while its bio thread fsyncs;
-			// holding wmu here let the buffer grow for as long as an
-			// fsync of up to syncEarly bytes takes.
+			// holding wmu here would let the buffer grow for as long
+			// as an fsync of up to syncEarly bytes takes.
 			// Inline writes (writeNow) do not fsync; Flush, which
 			// does, waits for this one (fsyncing).
-			l.fsyncing = true
-			l.wmu.Unlock()
-			err = l.f.Sync()
-			l.wmu.Lock()
-			l.fsyncing = false
+			a.fsyncing = true
+			a.wmu.Unlock()
+			err = a.f.Sync()
+			a.wmu.Lock()
+			a.fsyncing = false
 		}
 		if err == nil {
 			durable = true
-			synced = l.off == target
-			if int64(kept) == target-l.syncedOff {
+			synced = a.off == target
+			if int64(kept) == target-a.syncedOff {
 				// Keep the copy of what was written since.
-				l.unsynced = l.unsynced[:copy(l.unsynced, l.unsynced[kept:])]
+				a.unsynced = a.unsynced[:copy(a.unsynced, a.unsynced[kept:])]
 			} else {
-				l.unsynced = l.unsynced[:0]
+				a.unsynced = a.unsynced[:0]
 			}
-			l.syncedOff = target
-			if cap(l.unsynced) > maxKept && len(l.unsynced) == 0 {
-				l.unsynced = nil // what remains is not yet durable: keep it
+			a.syncedOff = target
+			if cap(a.unsynced) > maxKept && len(a.unsynced) == 0 {
+				a.unsynced = nil // what remains is not yet durable: keep it
 			}
-			l.lastSync = now
+			a.lastSync = now
 		} else {
 			err = &syncError{err}
-			if int64(len(l.unsynced)) == l.off-l.syncedOff {
+			if int64(len(a.unsynced)) == a.off-a.syncedOff {
 				// The kernel may have dropped the pages: write them again.
-				l.pend = append(append([]byte(nil), l.unsynced...), l.pend...)
-				l.off = l.syncedOff
-				l.zeroed = l.off // the zeros may be gone too
+				a.pend = append(append([]byte(nil), a.unsynced...), a.pend...)
+				a.off = a.syncedOff
+				a.zeroed = a.off // the zeros may be gone too
 			} else {
 				lost = true // written under no: there is no copy
 			}
-			l.recycle()
+			a.recycle()
 		}
 	} else if err == nil && !dirty {
 		synced, durable = true, true
 	}
 	switched := false
-	if err == nil && rot != nil && len(l.pend) == 0 && l.off == l.syncedOff {
-		l.trim()
-		if cerr := l.f.Close(); cerr != nil {
-			l.logger.Warn("closing the old append-only file failed", "file", l.name, "err", cerr)
+	if err == nil && rot != nil && len(a.pend) == 0 && a.off == a.syncedOff {
+		a.trim()
+		if cerr := a.f.Close(); cerr != nil {
+			a.logger.Warn("closing the old append-only file failed", "file", a.name, "err", cerr)
 		}
-		l.f, l.name, l.off, l.syncedOff, l.zeroed, l.reserved = rot.f, rot.name, rot.size, rot.size, rot.size, rot.size
-		l.recycle()
-		l.rotPending = nil
+		a.f, a.name, a.off, a.syncedOff, a.zeroed, a.reserved = rot.f, rot.name, rot.size, rot.size, rot.size, rot.size
+		a.recycle()
+		a.rotPending = nil
 		switched = true
 	}
 
-	l.mu.Lock()
-	if len(l.pend) == 0 && l.written < l.pendSeq {
-		l.written = l.pendSeq
+	a.mu.Lock()
+	if len(a.pend) == 0 && a.written < a.pendSeq {
+		a.written = a.pendSeq
 	}
 	if lost {
-		l.lost = true
+		a.lost = true
 	}
-	if le := (*lostError)(nil); err != nil && l.lost && !errors.As(err, &le) {
+	if le := (*lostError)(nil); err != nil && a.lost && !errors.As(err, &le) {
 		err = &lostError{err} // INFO and MISCONF say what ends it
 	}
-	if durable && !l.lost && l.synced < syncedSeq {
-		l.synced = syncedSeq
-		l.crowd = l.riding + l.joining
+	if durable && !a.lost && a.synced < syncedSeq {
+		a.synced = syncedSeq
+		a.crowd = a.riding + a.joining
 	}
-	if err != nil && len(l.pend) > 0 {
-		l.written = l.synced
+	if err != nil && len(a.pend) > 0 {
+		a.written = a.synced
 	}
 	recovered := false
-	if err == nil && l.err != nil && synced && len(l.pend) == 0 && !l.lost {
-		l.err = nil
-		l.errp.Store(nil)
+	if err == nil && a.err != nil && synced && len(a.pend) == 0 && !a.lost {
+		a.err = nil
+		a.errp.Store(nil)
 		recovered = true
 	}
 	if err != nil {
-		l.err = err
-		l.errp.Store(&err)
+		a.err = err
+		a.errp.Store(&err)
 	}
 	if switched {
-		l.size = rot.size + int64(len(l.buf))
-		l.file = rot.name
-		l.rotating = false
+		a.size = rot.size + int64(len(a.buf))
+		a.file = rot.name
+		a.rotating = false
 	}
-	again = switched && len(l.buf) > 0
-	l.cond.Broadcast()
-	l.mu.Unlock()
+	again = switched && len(a.buf) > 0
+	a.cond.Broadcast()
+	a.mu.Unlock()
 
 	switch {
 	case err != nil:
-		l.logger.Error("append-only file write failed; refusing writes until it succeeds (retrying every second)",
-			"file", l.name, "err", err)
+		a.logger.Error("append-only file write failed; refusing writes until it succeeds (retrying every second)",
+			"file", a.name, "err", err)
 		if rot != nil {
 			notify(rot.done, err)
 		}
 	case recovered:
-		l.logger.Warn("append-only file writes succeed again; accepting writes", "file", l.name)
+		a.logger.Warn("append-only file writes succeed again; accepting writes", "file", a.name)
 	}
 	if switched {
 		notify(rot.done, nil)
@@ -883,37 +884,37 @@ func notify(c chan error, err error) {
 	}
 }
 
-// write writes l.pend at the end of the file. keep retains a copy of the
+// write writes a.pend at the end of the file. keep retains a copy of the
 // bytes until the next good fsync, to write them again if that fsync
 // fails. (The copy is one sequential memmove by the writer; keeping the
 // buffers themselves instead would make Append fill cold memory.)
-func (l *Log) write(keep bool) error {
-	l.writes.Add(1)
-	n, err := l.f.WriteAt(l.pend, l.off)
-	if err == nil && n < len(l.pend) {
+func (a *AOF) write(keep bool) error {
+	a.writes.Add(1)
+	n, err := a.f.WriteAt(a.pend, a.off)
+	if err == nil && n < len(a.pend) {
 		err = errors.New("short write")
 	}
 	if err != nil {
-		// Nothing counts as written: the retry rewrites from l.off,
+		// Nothing counts as written: the retry rewrites from a.off,
 		// overwriting whatever part made it.
 		return &writeError{err}
 	}
-	if keep && int64(len(l.unsynced)) == l.off-l.syncedOff {
-		l.unsynced = append(l.unsynced, l.pend...)
+	if keep && int64(len(a.unsynced)) == a.off-a.syncedOff {
+		a.unsynced = append(a.unsynced, a.pend...)
 	}
-	if cap(l.pend) > maxKept {
-		l.pend = nil // a burst grew it: do not pin the memory
+	if cap(a.pend) > maxKept {
+		a.pend = nil // a burst grew it: do not pin the memory
 	} else {
-		l.pend = l.pend[:0]
+		a.pend = a.pend[:0]
 	}
-	l.off += int64(n)
+	a.off += int64(n)
 	return nil
 }
 
 // prezeroChunk is how far ahead of the log's end prezero writes zeros, at
 // most (see aheadOf). Each extension costs one slower fsync (it writes this
-// much and the new size); 1 MiB holds about 800 batches of SET with 50
-// clients at pipeline 1 (some 33 records of about 40 bytes each).
+// much and the new size), so a chunk holds hundreds of batches of small
+// records.
 const prezeroChunk = 1 << 20
 
 // minAhead is the least space prezero and reserve make ahead of the data.
@@ -923,8 +924,7 @@ const minAhead = 64 << 10
 // records: as much as it holds, between minAhead and limit. A file that
 // fills quickly soon gets whole chunks (from 64 KiB to 8 MiB takes seven
 // allocations), while a quiet server's file does not end in megabytes of
-// zeros that a listing or a backup of the directory would show (before,
-// the first write of an idle server under everysec made an 8 MiB file).
+// zeros that a listing or a backup of the directory would show.
 func aheadOf(off, limit int64) int64 {
 	return min(max(off, minAhead), limit)
 }
@@ -940,33 +940,30 @@ var zeroBlock [64 << 10]byte
 // Why: fdatasync after an append must also make the file's new size and
 // block mapping durable (an inode write, or a journal commit); after
 // overwriting blocks that are already allocated and written, it flushes the
-// data alone. On this VM's ext4, fdatasync of one batch took 254-316 us
-// (median) at the end of the file and 181-217 us inside zeros written
-// earlier, and SET at pipeline 1 with always went from 52-66k to 65-80k
-// calls/s (50 clients, bench/README.md "appendfsync always"). The price is
-// that a file can end in zeros, which recordsEnd tells from records at load
-// time.
-func (l *Log) prezero(n int) {
-	need := l.off + int64(n)
-	if need <= l.zeroed {
+// data alone, which is markedly shorter and is what bounds the throughput
+// of appendfsync always. The price is that a file can end in zeros, which
+// recordsEnd tells from records at load time.
+func (a *AOF) prezero(n int) {
+	need := a.off + int64(n)
+	if need <= a.zeroed {
 		return
 	}
-	at := max(l.zeroed, need)
-	end := need + aheadOf(l.off, prezeroChunk)
+	at := max(a.zeroed, need)
+	end := need + aheadOf(a.off, prezeroChunk)
 	for at < end {
 		m := min(int64(len(zeroBlock)), end-at)
-		w, err := l.f.WriteAt(zeroBlock[:m], at)
+		w, err := a.f.WriteAt(zeroBlock[:m], at)
 		if err != nil || int64(w) < m {
 			return
 		}
 		at += m
-		l.zeroed = at
+		a.zeroed = at
 	}
 }
 
 // reserveChunk is how much file space reserve allocates at a time, at most
-// (see aheadOf): one fallocate per 8 MiB, about nine a second at the ~70
-// MB/s of journal a pipelined CL.THROTTLE load writes.
+// (see aheadOf): one fallocate per 8 MiB, a few a second even under a
+// heavy pipelined load.
 const reserveChunk = 8 << 20
 
 // allocator is a log file that can allocate space ahead of its data
@@ -977,38 +974,34 @@ type allocator interface {
 
 // reserve makes sure the next n bytes of the log land in space already
 // allocated to the file, allocating up to reserveChunk more when they would
-// not.
-// Under everysec and no, where the writer writes tens of kilobytes at a
-// time. It fails quietly, as prezero does; where the file system cannot
+// not. Under everysec and no, where the writer writes tens of kilobytes at
+// a time. It fails quietly, as prezero does; where the file system cannot
 // allocate ahead at all it stops trying.
 //
 // Why: appending to a file makes ext4 reserve blocks and grow the file
 // page by page inside every write; writing into space that fallocate has
-// allocated (as unwritten extents, which read as zeros) skips that. On this
-// VM, writing 512 MB in 64 KB pwrites took 165-179 ms of CPU at the end of
-// the file and 122-126 ms inside allocated space, and CL.THROTTLE at
-// pipeline 32 with everysec (100k keys, 50 clients, 4 alternating rounds)
-// went from 1.31-1.36M to 1.36-1.40M calls/s. The extents turn into
-// written ones when the data reaches the disk, which the once-a-second
-// fdatasync absorbs; under always, where an fsync follows every write,
-// prezero's written zeros are what keeps it short.
-func (l *Log) reserve(n int) {
-	need := l.off + int64(n)
-	if need <= l.reserved || l.noReserve {
+// allocated (as unwritten extents, which read as zeros) skips that, and
+// saves a good part of the writes' CPU under a pipelined load. The
+// extents turn into written ones when the data reaches the disk, which the
+// once-a-second fdatasync absorbs; under always, where an fsync follows
+// every write, prezero's written zeros are what keeps it short.
+func (a *AOF) reserve(n int) {
+	need := a.off + int64(n)
+	if need <= a.reserved || a.noReserve {
 		return
 	}
-	a, ok := l.f.(allocator)
+	al, ok := a.f.(allocator)
 	if !ok {
-		l.noReserve = true
+		a.noReserve = true
 		return
 	}
-	at := max(l.reserved, l.off)
-	ahead := aheadOf(l.off, reserveChunk)
-	switch err := a.Allocate(at, need-at+ahead); {
+	at := max(a.reserved, a.off)
+	ahead := aheadOf(a.off, reserveChunk)
+	switch err := al.Allocate(at, need-at+ahead); {
 	case err == nil:
-		l.reserved = need + ahead
+		a.reserved = need + ahead
 	case errors.Is(err, errors.ErrUnsupported):
-		l.noReserve = true
+		a.noReserve = true
 	}
 }
 
@@ -1021,20 +1014,20 @@ type trimmer interface {
 // the file, once nothing more will be written to it (a clean close, a
 // switch to the next file), so that it ends at its last record. After a
 // crash the loader cuts them instead (recordsEnd). Writer only.
-func (l *Log) trim() {
-	if max(l.zeroed, l.reserved) <= l.off {
+func (a *AOF) trim() {
+	if max(a.zeroed, a.reserved) <= a.off {
 		return
 	}
-	t, ok := l.f.(trimmer)
+	t, ok := a.f.(trimmer)
 	if !ok {
 		return
 	}
-	if err := t.Truncate(l.off); err != nil {
-		l.logger.Warn("could not cut the space allocated ahead off the append-only file; the next start will",
-			"file", l.name, "err", err)
+	if err := t.Truncate(a.off); err != nil {
+		a.logger.Warn("could not cut the space allocated ahead off the append-only file; the next start will",
+			"file", a.name, "err", err)
 		return
 	}
-	l.zeroed, l.reserved = l.off, l.off
+	a.zeroed, a.reserved = a.off, a.off
 }
 
 // maxKept bounds the capacity of the buffers kept for reuse (the written
@@ -1045,19 +1038,18 @@ const maxKept = 64 << 20
 // syncEarly: with everysec, once this much has been written since the last
 // fsync, the writer fsyncs without waiting for the second to pass, so the
 // fsync-retry copy stays well below maxKept and is reused instead of being
-// dropped and allocated afresh (and page-faulted in) every second. At the
-// ~70 MB/s of journal a pipelined CL.THROTTLE load writes, the old bound
-// (64 MiB, dropped past maxKept) cost 30% of the throughput
-// (BenchmarkJournal, bench/compare.sh), and an fsync of 16 MiB is short.
+// dropped and allocated afresh (and page-faulted in) every second, which
+// under a heavy pipelined load costs a large share of the throughput; an
+// fsync of 16 MiB is short.
 const syncEarly = 16 << 20
 
 // recycle forgets the bytes kept for an fsync retry. Writer only.
-func (l *Log) recycle() {
-	if cap(l.unsynced) > maxKept {
-		l.unsynced = nil
+func (a *AOF) recycle() {
+	if cap(a.unsynced) > maxKept {
+		a.unsynced = nil
 		return
 	}
-	l.unsynced = l.unsynced[:0]
+	a.unsynced = a.unsynced[:0]
 }
 
 type writeError struct{ err error }

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// memFile is a logFile in memory that can fail on demand. Like a real
+// memFile is an aofFile in memory that can fail on demand. Like a real
 // disk after a failed fsync, it forgets what was written since the last
 // good fsync.
 type memFile struct {
@@ -132,15 +132,15 @@ func (f *memFile) raw() (data, durable []byte) {
 	return bytes.Clone(f.data), bytes.Clone(f.durable)
 }
 
-func testLog(t *testing.T, f *memFile, p Policy) *Log {
-	l := openLog(f, "mem", 0, p, slog.New(slog.DiscardHandler))
+func testAOF(t *testing.T, f *memFile, p Policy) *AOF {
+	l := openAOF(f, "mem", 0, p, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { l.Close() })
 	return l
 }
 
-func TestLogAlwaysIsDurableBeforeSyncReturns(t *testing.T) {
+func TestAOFAlwaysIsDurableBeforeSyncReturns(t *testing.T) {
 	f := &memFile{}
-	l := testLog(t, f, FsyncAlways)
+	l := testAOF(t, f, FsyncAlways)
 	const writers, each = 8, 50
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
@@ -168,11 +168,11 @@ func TestLogAlwaysIsDurableBeforeSyncReturns(t *testing.T) {
 // Under always the records land in zeros written ahead a chunk at a time
 // (so that an fsync need not commit a new size), under everysec and no in
 // space allocated ahead (cheaper writes); a clean close cuts either off.
-func TestLogWritesIntoSpaceAhead(t *testing.T) {
+func TestAOFWritesIntoSpaceAhead(t *testing.T) {
 	for _, p := range []Policy{FsyncAlways, FsyncEverysec, FsyncNo} {
 		t.Run(p.String(), func(t *testing.T) {
 			f := &memFile{}
-			l := testLog(t, f, p)
+			l := testAOF(t, f, p)
 			chunk := reserveChunk
 			if p == FsyncAlways {
 				chunk = prezeroChunk
@@ -238,7 +238,7 @@ func (f *slowFile) Sync() error {
 // far shorter than the 3 ms fsync) before its next write; without gather,
 // the first writer back starts an fsync alone and the others wait for the
 // next one.
-func TestLogAlwaysGathersEveryWaitingClient(t *testing.T) {
+func TestAOFAlwaysGathersEveryWaitingClient(t *testing.T) {
 	// Long enough that a busy machine does not time the gathering out: the
 	// count below then depends on the logic only. (Restored after the log
 	// is closed: cleanups run last-registered first.)
@@ -246,7 +246,7 @@ func TestLogAlwaysGathersEveryWaitingClient(t *testing.T) {
 	t.Cleanup(func() { gatherWait = w })
 	gatherWait = 200 * time.Millisecond
 	f := &slowFile{delay: 3 * time.Millisecond}
-	l := openLog(f, "slow", 0, FsyncAlways, slog.New(slog.DiscardHandler))
+	l := openAOF(f, "slow", 0, FsyncAlways, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { l.Close() })
 	const writers, rounds = 4, 30
 	roundTrip := func(w int) {
@@ -276,15 +276,14 @@ func TestLogAlwaysGathersEveryWaitingClient(t *testing.T) {
 	require.ErrorIs(t, err, io.EOF)
 	require.Len(t, recs, writers*rounds)
 	// Each round needs one fsync for all the writers (plus one at the
-	// start, before the crowd is known); without gather it takes more
-	// (34-40 measured).
+	// start, before the crowd is known); without gather it takes more.
 	require.LessOrEqual(t, syncs, rounds+2, "fsyncs for %d writers x %d rounds", writers, rounds)
 	t.Logf("%d records, %d fsyncs", writers*rounds, syncs)
 }
 
-func TestLogEverysecReturnsAtOnceAndFsyncsLater(t *testing.T) {
+func TestAOFEverysecReturnsAtOnceAndFsyncsLater(t *testing.T) {
 	f := &memFile{}
-	l := testLog(t, f, FsyncEverysec)
+	l := testAOF(t, f, FsyncEverysec)
 	r := rec("SET", "k", "v")
 	require.NoError(t, l.Sync(l.Append(r)))
 	require.Eventually(t, func() bool { data, _, _ := f.get(); return bytes.Equal(data, r) }, 2*time.Second, time.Millisecond,
@@ -293,9 +292,9 @@ func TestLogEverysecReturnsAtOnceAndFsyncsLater(t *testing.T) {
 		"fsynced within about a second")
 }
 
-func TestLogNoPolicyFsyncsOnlyAtClose(t *testing.T) {
+func TestAOFNoPolicyFsyncsOnlyAtClose(t *testing.T) {
 	f := &memFile{}
-	l := openLog(f, "mem", 0, FsyncNo, slog.New(slog.DiscardHandler))
+	l := openAOF(f, "mem", 0, FsyncNo, slog.New(slog.DiscardHandler))
 	r := rec("SET", "k", "v")
 	require.NoError(t, l.Sync(l.Append(r)))
 	require.Eventually(t, func() bool { data, _, _ := f.get(); return bytes.Equal(data, r) }, 2*time.Second, time.Millisecond)
@@ -306,13 +305,13 @@ func TestLogNoPolicyFsyncsOnlyAtClose(t *testing.T) {
 	require.Equal(t, r, durable)
 }
 
-// TestLogFlushFsyncsWhateverThePolicy: a shutdown's Flush makes every
+// TestAOFFlushFsyncsWhateverThePolicy: a shutdown's Flush makes every
 // record durable even under appendfsync no, reports a disk that refuses
 // them (so the server can go on instead of exiting), and succeeds once the
 // disk recovers.
-func TestLogFlushFsyncsWhateverThePolicy(t *testing.T) {
+func TestAOFFlushFsyncsWhateverThePolicy(t *testing.T) {
 	f := &memFile{}
-	l := testLog(t, f, FsyncNo)
+	l := testAOF(t, f, FsyncNo)
 	r1 := rec("SET", "a", "1")
 	require.NoError(t, l.Sync(l.Append(r1)))
 	require.NoError(t, l.Flush())
@@ -342,9 +341,9 @@ func TestLogFlushFsyncsWhateverThePolicy(t *testing.T) {
 	require.ErrorIs(t, l.Flush(), ErrClosed)
 }
 
-func TestLogWriteErrorIsStickyUntilTheDiskRecovers(t *testing.T) {
+func TestAOFWriteErrorIsStickyUntilTheDiskRecovers(t *testing.T) {
 	f := &memFile{failWrite: syscall.ENOSPC}
-	l := testLog(t, f, FsyncAlways)
+	l := testAOF(t, f, FsyncAlways)
 	r1 := rec("SET", "a", "1")
 	synced := make(chan error, 1)
 	go func() { synced <- l.Sync(l.Append(r1)) }()
@@ -367,9 +366,9 @@ func TestLogWriteErrorIsStickyUntilTheDiskRecovers(t *testing.T) {
 	require.Equal(t, r1, durable)
 }
 
-func TestLogShortWriteIsRewritten(t *testing.T) {
+func TestAOFShortWriteIsRewritten(t *testing.T) {
 	f := &memFile{shortOnce: true}
-	l := testLog(t, f, FsyncAlways)
+	l := testAOF(t, f, FsyncAlways)
 	r1, r2 := rec("SET", "a", "1"), rec("SET", "b", "2")
 	l.Append(r1)
 	require.NoError(t, l.Sync(l.Append(r2)))
@@ -378,11 +377,11 @@ func TestLogShortWriteIsRewritten(t *testing.T) {
 	require.Equal(t, append(bytes.Clone(r1), r2...), durable)
 }
 
-func TestLogFailedFsyncRewritesWhatTheKernelDropped(t *testing.T) {
+func TestAOFFailedFsyncRewritesWhatTheKernelDropped(t *testing.T) {
 	for _, p := range []Policy{FsyncAlways, FsyncEverysec} {
 		t.Run(p.String(), func(t *testing.T) {
 			f := &memFile{}
-			l := testLog(t, f, p)
+			l := testAOF(t, f, p)
 			var want []byte
 			r := rec("SET", "before", "1")
 			want = append(want, r...)
@@ -441,11 +440,11 @@ func (f *gateFile) Sync() error {
 // it can do so while the writer's fsync is in progress: the buffer does not
 // grow for as long as the disk takes. If that fsync then fails, the bytes
 // written inline during it are written again along with the rest.
-func TestLogEverysecWritesInlineDuringAnFsync(t *testing.T) {
+func TestAOFEverysecWritesInlineDuringAnFsync(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		t.Run(fmt.Sprint("fsync fails: ", fail), func(t *testing.T) {
 			f := &gateFile{entered: make(chan struct{}), release: make(chan error)}
-			l := openLog(f, "gate", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+			l := openAOF(f, "gate", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
 			var want []byte
 			r := rec("SET", "first", "1")
 			want = append(want, r...)
@@ -483,9 +482,9 @@ func TestLogEverysecWritesInlineDuringAnFsync(t *testing.T) {
 	}
 }
 
-func TestLogRotateSplitsAtTheRequestedRecord(t *testing.T) {
+func TestAOFRotateSplitsAtTheRequestedRecord(t *testing.T) {
 	f1, f2 := &memFile{}, &memFile{}
-	l := openLog(f1, "one", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+	l := openAOF(f1, "one", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
 	var before, after, captured []byte
 	for i := 0; i < 10; i++ {
 		r := rec("SET", fmt.Sprint("a", i), "1")
@@ -526,8 +525,8 @@ func TestLogRotateSplitsAtTheRequestedRecord(t *testing.T) {
 	require.Equal(t, 10, n)
 }
 
-func TestLogCaptureOverflow(t *testing.T) {
-	l := testLog(t, &memFile{}, FsyncNo)
+func TestAOFCaptureOverflow(t *testing.T) {
+	l := testAOF(t, &memFile{}, FsyncNo)
 	c := l.BeginCapture(100)
 	for i := 0; i < 10; i++ {
 		l.Append(rec("SET", "key", "value"))
@@ -536,18 +535,18 @@ func TestLogCaptureOverflow(t *testing.T) {
 	require.ErrorIs(t, err, errCaptureOverflow)
 }
 
-func TestLogSyncAfterCloseFails(t *testing.T) {
+func TestAOFSyncAfterCloseFails(t *testing.T) {
 	f := &memFile{failWrite: errors.New("gone")}
-	l := openLog(f, "mem", 0, FsyncAlways, slog.New(slog.DiscardHandler))
+	l := openAOF(f, "mem", 0, FsyncAlways, slog.New(slog.DiscardHandler))
 	seq := l.Append(rec("SET", "k", "v"))
 	require.Error(t, l.Close())
 	require.ErrorIs(t, l.Sync(seq), ErrClosed)
 }
 
-// BenchmarkLogAppend measures Append under contention, the cost a write
+// BenchmarkAOFAppend measures Append under contention, the cost a write
 // command pays with its shard lock held.
-func BenchmarkLogAppend(b *testing.B) {
-	l := openLog(&discardFile{}, "bench", 0, FsyncNo, slog.New(slog.DiscardHandler))
+func BenchmarkAOFAppend(b *testing.B) {
+	l := openAOF(&discardFile{}, "bench", 0, FsyncNo, slog.New(slog.DiscardHandler))
 	defer l.Close()
 	r := rec("SET", "user:12345", "1700000000000000000", "PXAT", "1700000000000")
 	b.ReportAllocs()
@@ -573,7 +572,7 @@ func (discardFile) Close() error                             { return nil }
 // again, until a rewrite's new base holds the records (Rebased).
 func TestFailedFsyncWithoutACopyWaitsForARewrite(t *testing.T) {
 	f := &memFile{}
-	l := testLog(t, f, FsyncNo)
+	l := testAOF(t, f, FsyncNo)
 	r1 := rec("SET", "a", "1")
 	require.NoError(t, l.Sync(l.Append(r1)))
 	require.Eventually(t, func() bool { d, _, _ := f.get(); return bytes.Equal(d, r1) }, 5*time.Second, time.Millisecond)
@@ -612,12 +611,12 @@ func TestFailedFsyncWithoutACopyWaitsForARewrite(t *testing.T) {
 
 // While an everysec fsync runs, Sync's callers write inline, but only until
 // the copy kept for a retry holds maxKept bytes: then records wait in the
-// buffer. And the copy of bytes written during a good fsync is kept (it
-// was dropped once it passed maxKept), so that a failed fsync after it
-// still writes them again: nothing acknowledged is lost.
+// buffer. And the copy of bytes written during a good fsync is kept, so
+// that a failed fsync after it still writes them again: nothing
+// acknowledged is lost.
 func TestSlowFsyncKeepsWhatWasWrittenDuringIt(t *testing.T) {
 	f := &gateFile{entered: make(chan struct{}), release: make(chan error)}
-	l := openLog(f, "gate", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+	l := openAOF(f, "gate", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
 	want := rec("SET", "first", "1")
 	require.NoError(t, l.Sync(l.Append(want)))
 	select {
@@ -649,13 +648,13 @@ func TestSlowFsyncKeepsWhatWasWrittenDuringIt(t *testing.T) {
 }
 
 // A shutdown's Flush while the writer's everysec fsync runs (without wmu)
-// waits for that fsync's bookkeeping: run in between, its own fsync set
-// syncedOff past what the writer then set it back to, and the writer
-// dropped the copy of bytes it had not synced, so a later failed fsync
-// took them for lost (found by a review helper).
+// waits for that fsync's bookkeeping: run in between, its own fsync would
+// set syncedOff past what the writer then sets it back to, and the writer
+// would drop the copy of bytes it had not synced, so that a later failed
+// fsync would take them for lost.
 func TestFlushWaitsForTheWritersFsync(t *testing.T) {
 	f := &gateFile{entered: make(chan struct{}), release: make(chan error)}
-	l := openLog(f, "gate", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+	l := openAOF(f, "gate", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
 	require.NoError(t, l.Sync(l.Append(rec("SET", "a", "1"))))
 	select {
 	case <-f.entered: // the everysec fsync, held open
@@ -695,7 +694,7 @@ func TestFlushWaitsForTheWritersFsync(t *testing.T) {
 // first with nobody to tell it), and Close tells a pending one it ended.
 func TestRotateRefusedWhileASwitchIsPending(t *testing.T) {
 	f := &memFile{failWrite: syscall.EIO}
-	l := openLog(f, "one", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+	l := openAOF(f, "one", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
 	l.Append(rec("SET", "a", "1"))
 	_, done, err := l.Rotate(&memFile{}, "two", 0, nil)
 	require.NoError(t, err)
@@ -720,13 +719,13 @@ func TestRotateRefusedWhileASwitchIsPending(t *testing.T) {
 
 // TestCloseClosesThePendingRotationsFile: a log closed while its switch
 // to a new file waits for the disk (CONFIG SET appendonly no during a
-// rewrite on a failing disk) closes that file too; the new file was left
-// open, one descriptor lost per switch.
+// rewrite on a failing disk) closes that file too; left open, it would
+// leak one descriptor per switch.
 func TestCloseClosesThePendingRotationsFile(t *testing.T) {
 	for i, failing := range []bool{true, false} {
 		f := &memFile{failWrite: syscall.EIO}
 		next := &memFile{}
-		l := openLog(f, "one", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+		l := openAOF(f, "one", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
 		l.Append(rec("SET", "a", "1"))
 		_, done, err := l.Rotate(next, "two", 0, nil)
 		require.NoError(t, err)
@@ -745,11 +744,11 @@ func TestCloseClosesThePendingRotationsFile(t *testing.T) {
 // TestRetryOnEveryTick: while the disk fails, the writer retries on each
 // tick of its once-a-second ticker, also when the tick comes a little less
 // than retryEvery after the last attempt (which started late: the ticks
-// keep their own pace). Such ticks were skipped, so a recovered disk took
-// up to two seconds to be noticed. Wake-ups between ticks do not retry.
+// keep their own pace): skipping them would leave a recovered disk
+// unnoticed for up to two seconds. Wake-ups between ticks do not retry.
 func TestRetryOnEveryTick(t *testing.T) {
 	f := &memFile{failWrite: syscall.ENOSPC}
-	l := openLog(f, "test", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
+	l := openAOF(f, "test", 0, FsyncEverysec, slog.New(slog.DiscardHandler))
 	defer l.Close()
 	l.Sync(l.Append([]byte("*1\r\n$4\r\nPING\r\n")))
 	require.Eventually(t, func() bool { return l.Err() != nil }, 5*time.Second, time.Millisecond)
@@ -780,9 +779,9 @@ func TestRetryOnEveryTick(t *testing.T) {
 // yet fsynced (a reply that may show it waits for it), and nothing once it
 // is, during an outage (reads must go on being answered), or under
 // everysec.
-func TestLogPending(t *testing.T) {
+func TestAOFPending(t *testing.T) {
 	f := &gateFile{entered: make(chan struct{}, 16), release: make(chan error)}
-	l := openLog(f, "mem", 0, FsyncAlways, slog.New(slog.DiscardHandler))
+	l := openAOF(f, "mem", 0, FsyncAlways, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { close(f.release); l.Close() })
 	require.Zero(t, l.Pending())
 
