@@ -186,9 +186,11 @@ func (c *Conn) runBuffered() bool {
 		if c.buf[c.r-n] == '*' {
 			raw = c.buf[c.r-n : c.r]
 		}
-		cmd := c.Lookup(args[0])
+		var cmd *command.Command
 		if pre != nil {
 			cmd = pre.cmd
+		} else {
+			cmd = c.Lookup(args[0])
 		}
 		c.Run(cmd, args, raw)
 		if c.CloseAfter {
