@@ -12,16 +12,17 @@
 #
 # Each script installs what it lacks (redis-server), starts and stops its
 # servers on free loopback ports, pins them, and is bounded in time; see
-# their headers. About 25 minutes with the defaults on 2 cores.
+# their headers. About 35 minutes with the defaults on 2 cores.
 #
-# Environment (defaults in brackets): OUT_DIR [bench/results], ROUNDS [3]
-# for the comparison and PERSIST_ROUNDS [5] for persistence (best round
-# kept), DURATION [4s] per run. Other variables pass through to the scripts.
+# Environment (defaults in brackets): OUT_DIR [bench/results], ROUNDS [5]
+# for the comparison and PERSIST_ROUNDS [5] for persistence (targets are
+# judged by the median of paired rounds), DURATION [4s] per run. Other
+# variables pass through to the scripts.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT_DIR=${OUT_DIR:-$ROOT/bench/results}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 PERSIST_ROUNDS=${PERSIST_ROUNDS:-5}
 DURATION=${DURATION:-4s}
 START_TS=$(date +%s)

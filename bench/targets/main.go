@@ -8,8 +8,11 @@
 // tables: latest.jsonl (compare.sh, the workloads without persistence and
 // the no-op ceiling), persist.jsonl (compare.sh with PERSIST="no everysec
 // always"), memory.jsonl (memory.sh) and scale.jsonl (scale.sh). A file
-// that is missing leaves its targets out, with a note. Like compare.sh's
-// tables it keeps each server's best round of every cell.
+// that is missing leaves its targets out, with a note. A ratio target is
+// judged by the median, over the rounds in which both sides ran, of the
+// ratio within each round: the servers of a round ran minutes apart at
+// most, so the pair shares the machine's mood, where best-of rounds may
+// come from different moods.
 package main
 
 import (
@@ -21,6 +24,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -40,21 +44,52 @@ type run struct {
 	Server      string  `json:"server"`
 	Persistence string  `json:"persistence"`
 	Row         string  `json:"row"`
+	Round       int     `json:"round"`
 	Pipeline    int     `json:"pipeline"`
 	OpsPerSec   float64 `json:"ops_per_sec"`
 }
 
-// best holds each server's highest ops/s per cell, keyed by
-// server|persistence|row|pipeline.
-type best map[string]float64
-
-func cellKey(server, mode, row string, pipe int) string {
-	return fmt.Sprintf("%s|%s|%s|%d", server, mode, row, pipe)
+// cell names one server's runs of one workload: server, persistence, row
+// and pipeline.
+type cell struct {
+	server, mode, row string
+	pipe              int
 }
 
-func (b best) get(server, mode, row string, pipe int) (float64, bool) {
-	v, ok := b[cellKey(server, mode, row, pipe)]
-	return v, ok && v > 0
+// rounds holds each cell's ops/s by round.
+type rounds map[cell]map[int]float64
+
+func byRound(runs []run) rounds {
+	r := rounds{}
+	for _, x := range runs {
+		c := cell{x.Server, x.Persistence, x.Row, x.Pipeline}
+		if r[c] == nil {
+			r[c] = map[int]float64{}
+		}
+		if x.OpsPerSec > 0 {
+			r[c][x.Round] = x.OpsPerSec
+		}
+	}
+	return r
+}
+
+// ratio returns the median over the rounds both cells ran of a's ops/s
+// over b's, and whether there was such a round.
+func (r rounds) ratio(a, b cell) (float64, bool) {
+	var v []float64
+	for round, x := range r[a] {
+		if y, ok := r[b][round]; ok {
+			v = append(v, x/y)
+		}
+	}
+	if len(v) == 0 {
+		return 0, false
+	}
+	sort.Float64s(v)
+	if n := len(v); n%2 == 1 {
+		return v[n/2], true
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2, true
 }
 
 // memory is one line of memory.sh's jsonl.
@@ -114,17 +149,6 @@ func readLines[T any](path string) ([]T, error) {
 	return out, sc.Err()
 }
 
-func bestOf(runs []run) best {
-	b := best{}
-	for _, r := range runs {
-		k := cellKey(r.Server, r.Persistence, r.Row, r.Pipeline)
-		if r.OpsPerSec > b[k] {
-			b[k] = r.OpsPerSec
-		}
-	}
-	return b
-}
-
 // evaluate reads the run in dir and returns the table's rows and notes on
 // what could not be checked. It fails only on a file it cannot parse.
 func evaluate(dir string) ([]row, []string, error) {
@@ -137,12 +161,13 @@ func evaluate(dir string) ([]row, []string, error) {
 		}
 		return err
 	}
-	ratio := func(issue int, target string, a, b float64, aok, bok bool, need float64) {
-		if !aok || !bok {
+	ratio := func(issue int, target string, r rounds, a, b cell, need float64) {
+		v, ok := r.ratio(a, b)
+		if !ok {
 			notes = append(notes, target+": not measured in this run")
 			return
 		}
-		rows = append(rows, row{issue, target, a / b, ">=", need, "x"})
+		rows = append(rows, row{issue, target, v, ">=", need, "x"})
 	}
 
 	if runs, err := readLines[run](filepath.Join(dir, "latest.jsonl")); err != nil {
@@ -150,27 +175,20 @@ func evaluate(dir string) ([]row, []string, error) {
 			return nil, nil, err
 		}
 	} else {
-		b := bestOf(runs)
+		r := byRound(runs)
 		pair := func(target, row string, pipe int, need float64) {
-			a, aok := b.get("ratekv", "no", row, pipe)
-			r, rok := b.get("redis", "no", row, pipe)
-			ratio(6, target, a, r, aok, rok, need)
+			ratio(6, target, r, cell{"ratekv", "no", row, pipe}, cell{"redis", "no", row, pipe}, need)
 		}
 		pair("CL.THROTTLE / redis Lua GCRA, pipeline 32", "throttle", 32, 10)
-		cl32, ok1 := b.get("ratekv", "no", "throttle", 32)
-		ceil32, ok2 := b.get("noop", "no", "ping", 32)
-		ratio(6, "CL.THROTTLE / no-op PING, pipeline 32", cl32, ceil32, ok1, ok2, 0.5)
-		cl1, ok1 := b.get("ratekv", "no", "throttle", 1)
-		ping1, ok2 := b.get("ratekv", "no", "ping", 1)
-		ratio(6, "CL.THROTTLE / ratekv PING, pipeline 1", cl1, ping1, ok1, ok2, 0.95)
+		ratio(6, "CL.THROTTLE / no-op PING, pipeline 32", r, cell{"ratekv", "no", "throttle", 32}, cell{"noop", "no", "ping", 32}, 0.5)
+		ratio(6, "CL.THROTTLE / ratekv PING, pipeline 1", r, cell{"ratekv", "no", "throttle", 1}, cell{"ratekv", "no", "ping", 1}, 0.95)
 		for _, w := range []string{"set", "get", "incr"} {
 			pair(strings.ToUpper(w)+" / redis, pipeline 32", w, 32, 1.2)
 		}
-		ping32, ok1 := b.get("ratekv", "no", "ping", 32)
-		ratio(6, "ratekv PING / no-op PING, pipeline 32", ping32, ceil32, ok1, ok2, 0.95)
+		ratio(6, "ratekv PING / no-op PING, pipeline 32", r, cell{"ratekv", "no", "ping", 32}, cell{"noop", "no", "ping", 32}, 0.95)
 		pair("SL.THROTTLE / redis MULTI recipe, pipeline 32", "sliding_vs_recipe", 32, 10)
 		pair("MULTI recipe, ratekv / redis, pipeline 32", "recipe", 32, 1.5)
-		notes = append(notes, floorNotes(b)...)
+		notes = append(notes, floorNotes(r)...)
 	}
 
 	if runs, err := readLines[run](filepath.Join(dir, "persist.jsonl")); err != nil {
@@ -178,26 +196,24 @@ func evaluate(dir string) ([]row, []string, error) {
 			return nil, nil, err
 		}
 	} else {
-		b := bestOf(runs)
+		r := byRound(runs)
 		for _, w := range []string{"set", "throttle"} {
 			name := map[string]string{"set": "SET", "throttle": "CL.THROTTLE"}[w]
 			for _, p := range []int{1, 32} {
-				ev, ok1 := b.get("ratekv", "everysec", w, p)
-				no, ok2 := b.get("ratekv", "no", w, p)
-				ratio(5, fmt.Sprintf("%s everysec / appendonly no, pipeline %d", name, p), ev, no, ok1, ok2, 0.85)
+				ratio(5, fmt.Sprintf("%s everysec / appendonly no, pipeline %d", name, p), r,
+					cell{"ratekv", "everysec", w, p}, cell{"ratekv", "no", w, p}, 0.85)
 			}
 		}
 		for _, mode := range []string{"no", "everysec", "always"} {
 			for _, w := range []string{"set", "throttle"} {
 				name := map[string]string{"set": "SET", "throttle": "CL.THROTTLE vs Lua"}[w]
 				for _, p := range []int{1, 32} {
-					a, ok1 := b.get("ratekv", mode, w, p)
-					r, ok2 := b.get("redis", mode, w, p)
-					ratio(5, fmt.Sprintf("%s / redis, appendfsync %s, pipeline %d", name, mode, p), a, r, ok1, ok2, 1)
+					ratio(5, fmt.Sprintf("%s / redis, appendfsync %s, pipeline %d", name, mode, p), r,
+						cell{"ratekv", mode, w, p}, cell{"redis", mode, w, p}, 1)
 				}
 			}
 		}
-		notes = append(notes, floorNotes(b)...)
+		notes = append(notes, floorNotes(r)...)
 	}
 
 	if mems, err := readLines[memory](filepath.Join(dir, "memory.jsonl")); err != nil {
@@ -274,17 +290,18 @@ func evaluate(dir string) ([]row, []string, error) {
 }
 
 // floorNotes says, for each row the floor server ran (PING, SET; not a
-// target), how far each server got of the floor's rate: where both are
-// near it, the load generator set the pace and their ratio is a tie.
-func floorNotes(b best) []string {
+// target), how far each server got of the floor's rate (medians of the
+// rounds): where both are near it, the load generator set the pace and
+// their ratio is a tie.
+func floorNotes(r rounds) []string {
 	var notes []string
 	for _, w := range []string{"ping", "set"} {
 		for _, p := range []int{1, 32} {
-			fl, ok := b.get("floor", "no", w, p)
-			a, ok1 := b.get("ratekv", "no", w, p)
-			r, ok2 := b.get("redis", "no", w, p)
-			if ok && ok1 && ok2 && fl > 0 {
-				notes = append(notes, fmt.Sprintf("%s, appendonly no, pipeline %d: the floor server (bench/noop -loop epoll, no work) got %.0f ops/s; redis %.2f and ratekv %.2f of it (near 1.00: bounded by the load generator)", strings.ToUpper(w), p, fl, r/fl, a/fl))
+			floor := cell{"floor", "no", w, p}
+			rf, ok1 := r.ratio(cell{"redis", "no", w, p}, floor)
+			af, ok2 := r.ratio(cell{"ratekv", "no", w, p}, floor)
+			if ok1 && ok2 {
+				notes = append(notes, fmt.Sprintf("%s, appendonly no, pipeline %d: against the floor server (bench/noop -loop epoll, no work), redis %.2f and ratekv %.2f (within 5 %% of 1.00: bounded by the load generator)", strings.ToUpper(w), p, rf, af))
 			}
 		}
 	}
