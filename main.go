@@ -63,6 +63,9 @@ func run(args []string) int {
 	level.Set(logLevel(cfg.String(config.LogLevel)))
 	cfg.OnChange(config.LogLevel, func(v string) { level.Set(logLevel(v)) })
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	for _, w := range cfg.Warnings() {
+		log.Warn(w.String())
+	}
 
 	if err := os.MkdirAll(cfg.String(config.Dir), 0o755); err != nil {
 		log.Error("cannot create data directory", "dir", cfg.String(config.Dir), "err", err)
