@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -22,6 +23,7 @@ import (
 	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/internal/dirlock"
+	"github.com/ratekv/ratekv/internal/service"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/server"
 	"github.com/ratekv/ratekv/shards"
@@ -59,10 +61,19 @@ func run(args []string) int {
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 
+	var logTo io.Writer = os.Stderr
+	if path := cfg.String(config.LogFile); path != "" {
+		f, err := service.OpenLog(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ratekv: can't open the log file: %v\n", err)
+			return 1
+		}
+		logTo = f
+	}
 	level := new(slog.LevelVar)
 	level.Set(logLevel(cfg.String(config.LogLevel)))
 	cfg.OnChange(config.LogLevel, func(v string) { level.Set(logLevel(v)) })
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level}))
 	for _, w := range cfg.Warnings() {
 		log.Warn(w.String())
 	}
@@ -93,6 +104,13 @@ func run(args []string) int {
 		log.Error("cannot listen; not starting", "err", err)
 		return 1
 	}
+	if path := cfg.String(config.PidFile); path != "" {
+		remove, err := service.WritePidfile(path)
+		if err != nil {
+			log.Warn("cannot write the pid file", "err", err) // as Redis: not fatal
+		}
+		defer remove()
+	}
 	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
 	if err != nil {
 		log.Error("cannot load the data; not starting", "dir", dir, "err", err)
@@ -114,6 +132,10 @@ func run(args []string) int {
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve() }()
+	notify := cfg.NotifySocket()
+	if err := service.Notify(notify, service.Ready); err != nil {
+		log.Warn("cannot tell systemd that ratekv is ready", "err", err)
+	}
 
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
@@ -159,6 +181,9 @@ func run(args []string) int {
 		if req != nil {
 			req.Refuse()
 		}
+	}
+	if err := service.Notify(notify, service.Stopping); err != nil {
+		log.Warn("cannot tell systemd that ratekv is stopping", "err", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
