@@ -1,6 +1,7 @@
 // Command ratekv is a rate-limit datastore that speaks the Redis protocol.
 //
-// Usage: ratekv [/path/to/ratekv.conf] [--option value ...]; see --help.
+// Usage: ratekv [/path/to/ratekv.conf] [--option value ...], or ratekv
+// --ping for a health check; see --help.
 // main only parses configuration and wires the pieces together: lock the
 // data directory → listen → load the data (persistence) → serve, then
 // waits for a signal or SHUTDOWN, pauses the server, persists everything
@@ -16,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -32,17 +34,34 @@ import (
 func main() { os.Exit(run(os.Args[1:])) }
 
 func run(args []string) int {
+	args, pingHost, pingOnly := pingArgs(args)
 	cfg := config.New()
 	if err := cfg.Parse(args); err != nil {
+		var refused *config.RefusedError
 		switch {
 		case errors.Is(err, config.ErrHelp):
 			fmt.Print(config.Usage())
 			return 0
 		case errors.Is(err, config.ErrVersion):
-			fmt.Printf("ratekv %s (follows Redis %s semantics)\n", command.Version, command.RedisVersion)
+			fmt.Println(versionLine(debug.ReadBuildInfo()))
 			return 0
+		case pingOnly && errors.As(err, &refused):
+			// What the server must not start with is no matter to --ping.
+		default:
+			fmt.Fprintf(os.Stderr, "ratekv: %v\n", err)
+			return 1
 		}
-		fmt.Fprintf(os.Stderr, "ratekv: %v\n", err)
+	}
+	if pingOnly {
+		addr, err := pingAddr(cfg, pingHost)
+		if err == nil {
+			var reply string
+			if reply, err = ping(addr, pingTimeout); err == nil {
+				fmt.Println(reply)
+				return 0
+			}
+		}
+		fmt.Fprintf(os.Stderr, "ratekv: ping %s: %v\n", addr, err)
 		return 1
 	}
 

@@ -216,6 +216,7 @@ func Names() []string {
 func Usage() string {
 	var b strings.Builder
 	b.WriteString("Usage: ratekv [--option value ...] [/path/to/ratekv.conf] [--option value ...]\n")
+	b.WriteString("       ratekv [/path/to/ratekv.conf] --ping [--host H] [--port P]\n")
 	b.WriteString("       ratekv --version | --help\n\n")
 	b.WriteString("Options use redis.conf names and apply in order: options after the file\n")
 	b.WriteString("override it, options before it are defaults it may change. A file may\n")
