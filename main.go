@@ -34,7 +34,7 @@ import (
 func main() { os.Exit(run(os.Args[1:])) }
 
 func run(args []string) int {
-	args, pingHost, pingOnly := pingArgs(args)
+	args, pingHost, pingExplicit, pingOnly := pingArgs(args)
 	cfg := config.New()
 	if err := cfg.Parse(args); err != nil {
 		var refused *config.RefusedError
@@ -53,7 +53,7 @@ func run(args []string) int {
 		}
 	}
 	if pingOnly {
-		addr, err := pingAddr(cfg, pingHost)
+		addr, err := pingAddr(cfg, pingHost, pingExplicit)
 		if err == nil {
 			var reply string
 			if reply, err = ping(addr, pingTimeout); err == nil {

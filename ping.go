@@ -10,45 +10,57 @@ import (
 	"time"
 
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/internal/dirlock"
 )
 
 // `ratekv --ping` is a health check for images without a shell or
 // redis-cli: it sends PING to the server the configuration describes (or
-// to --host and --port) and exits 0 when the server answers +PONG, or
+// to --host and --port, see pingAddr) and exits 0 when the server answers +PONG, or
 // -NOAUTH, which a live server that wants a password answers.
 
 // pingTimeout bounds the whole check: connecting, writing, reading.
 const pingTimeout = 2 * time.Second
 
 // pingArgs takes --ping and --host out of args. host is "" unless given;
-// --host counts only with --ping.
-func pingArgs(args []string) (rest []string, host string, ping bool) {
+// --host counts only with --ping. explicit reports a --host or --port.
+func pingArgs(args []string) (rest []string, host string, explicit, ping bool) {
 	for _, a := range args {
 		if a == "--ping" {
 			ping = true
 		}
 	}
 	if !ping {
-		return args, "", false
+		return args, "", false, false
 	}
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--ping":
 		case a == "--host" && i+1 < len(args):
-			host = args[i+1]
+			host, explicit = args[i+1], true
 			i++
 		case strings.HasPrefix(a, "--host="):
-			host = strings.TrimPrefix(a, "--host=")
+			host, explicit = strings.TrimPrefix(a, "--host="), true
 		default:
+			explicit = explicit || a == "--port" || strings.HasPrefix(a, "--port=")
 			rest = append(rest, a)
 		}
 	}
-	return rest, host, true
+	return rest, host, explicit, true
 }
 
-// pingAddr is where to find the server: host, or else the first bind
-// address (a wildcard meaning this host), at the configured port.
-func pingAddr(cfg *config.Config, host string) (string, error) {
+// pingAddr is where to find the server: at --host and --port when one is
+// given (explicit); else where the server of the configured data directory
+// said it listens, in its lock file, so that the Docker image's health
+// check finds the server whatever port its configuration gave it; else at
+// the first bind address and the configured port.
+func pingAddr(cfg *config.Config, host string, explicit bool) (string, error) {
+	if !explicit {
+		if _, addr, err := dirlock.Announced(cfg.String(config.Dir)); err == nil && addr != "" {
+			if h, port, err := net.SplitHostPort(addr); err == nil {
+				return net.JoinHostPort(local(h), port), nil
+			}
+		}
+	}
 	port := cfg.Int(config.Port)
 	if port == 0 {
 		return "", errors.New("port 0: give the server's port with --port")
@@ -56,16 +68,21 @@ func pingAddr(cfg *config.Config, host string) (string, error) {
 	if host == "" {
 		host = "127.0.0.1"
 		if f := strings.Fields(cfg.String(config.Bind)); len(f) > 0 {
-			host = strings.TrimPrefix(f[0], "-")
-		}
-		switch host {
-		case "*", "0.0.0.0":
-			host = "127.0.0.1"
-		case "::*", "::":
-			host = "::1"
+			host = local(strings.TrimPrefix(f[0], "-"))
 		}
 	}
 	return net.JoinHostPort(host, strconv.FormatInt(port, 10)), nil
+}
+
+// local maps a wildcard listening address onto this host's loopback.
+func local(host string) string {
+	switch host {
+	case "*", "0.0.0.0", "":
+		return "127.0.0.1"
+	case "::*", "::":
+		return "::1"
+	}
+	return host
 }
 
 // ping sends PING to addr and returns the reply when it shows a live

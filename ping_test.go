@@ -14,24 +14,27 @@ import (
 	"time"
 
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/internal/dirlock"
 	"github.com/stretchr/testify/require"
 )
 
 func TestPingArgs(t *testing.T) {
 	for i, tt := range []struct {
-		args, rest []string
-		host       string
-		ping       bool
+		args, rest     []string
+		host           string
+		explicit, ping bool
 	}{
-		{[]string{"--port", "1"}, []string{"--port", "1"}, "", false},
-		{[]string{"--host", "h", "--port", "1"}, []string{"--host", "h", "--port", "1"}, "", false}, // --host needs --ping
-		{[]string{"--ping"}, nil, "", true},
-		{[]string{"r.conf", "--ping", "--host", "::1", "--port", "7"}, []string{"r.conf", "--port", "7"}, "::1", true},
-		{[]string{"--host=10.0.0.1", "--ping"}, nil, "10.0.0.1", true},
+		{[]string{"--port", "1"}, []string{"--port", "1"}, "", false, false},
+		{[]string{"--host", "h", "--port", "1"}, []string{"--host", "h", "--port", "1"}, "", false, false}, // --host needs --ping
+		{[]string{"--ping"}, nil, "", false, true},
+		{[]string{"--dir", "/data", "--ping"}, []string{"--dir", "/data"}, "", false, true},
+		{[]string{"r.conf", "--ping", "--host", "::1", "--port", "7"}, []string{"r.conf", "--port", "7"}, "::1", true, true},
+		{[]string{"--host=10.0.0.1", "--ping"}, nil, "10.0.0.1", true, true},
+		{[]string{"--ping", "--port=7"}, []string{"--port=7"}, "", true, true},
 	} {
-		rest, host, ping := pingArgs(tt.args)
-		if !equalArgs(rest, tt.rest) || host != tt.host || ping != tt.ping {
-			t.Errorf("step %d: %q: have %q %q %v, want %q %q %v", i, tt.args, rest, host, ping, tt.rest, tt.host, tt.ping)
+		rest, host, explicit, ping := pingArgs(tt.args)
+		if !equalArgs(rest, tt.rest) || host != tt.host || explicit != tt.explicit || ping != tt.ping {
+			t.Errorf("step %d: %q: have %q %q %v %v, want %q %q %v %v", i, tt.args, rest, host, explicit, ping, tt.rest, tt.host, tt.explicit, tt.ping)
 		}
 	}
 }
@@ -39,22 +42,35 @@ func TestPingArgs(t *testing.T) {
 func equalArgs(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
 
 func TestPingAddr(t *testing.T) {
+	announced := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(announced, dirlock.FileName), []byte("pid 1\naddr 0.0.0.0:7777\n"), 0o644))
 	for i, tt := range []struct {
-		bind, port, host, want string
+		bind, port, host string
+		explicit         bool
+		dir, want        string
 	}{
-		{"127.0.0.1", "6380", "", "127.0.0.1:6380"},
-		{"0.0.0.0", "7000", "", "127.0.0.1:7000"},
-		{"* -::*", "7000", "", "127.0.0.1:7000"},
-		{"-::1 127.0.0.1", "7000", "", "[::1]:7000"},
-		{"::", "7000", "", "[::1]:7000"},
-		{"10.1.2.3", "7000", "", "10.1.2.3:7000"},
-		{"0.0.0.0", "7000", "db.local", "db.local:7000"},
-		{"0.0.0.0", "0", "", ""},
+		{"127.0.0.1", "6380", "", false, "", "127.0.0.1:6380"},
+		{"0.0.0.0", "7000", "", false, "", "127.0.0.1:7000"},
+		{"* -::*", "7000", "", false, "", "127.0.0.1:7000"},
+		{"-::1 127.0.0.1", "7000", "", false, "", "[::1]:7000"},
+		{"::", "7000", "", false, "", "[::1]:7000"},
+		{"10.1.2.3", "7000", "", false, "", "10.1.2.3:7000"},
+		{"0.0.0.0", "7000", "db.local", true, "", "db.local:7000"},
+		{"0.0.0.0", "0", "", false, "", ""},
+		// The server of the data directory said where it listens.
+		{"0.0.0.0", "6380", "", false, announced, "127.0.0.1:7777"},
+		{"0.0.0.0", "6380", "", true, announced, "127.0.0.1:6380"},
+		{"0.0.0.0", "0", "", false, announced, "127.0.0.1:7777"},
 	} {
 		cfg := config.New()
 		require.NoError(t, cfg.Set("bind", tt.bind))
 		require.NoError(t, cfg.Set("port", tt.port))
-		have, err := pingAddr(cfg, tt.host)
+		dir := tt.dir
+		if dir == "" {
+			dir = t.TempDir()
+		}
+		require.NoError(t, cfg.Set("dir", dir))
+		have, err := pingAddr(cfg, tt.host, tt.explicit)
 		if have != tt.want || (err != nil) != (tt.want == "") {
 			t.Errorf("step %d: bind %q port %s host %q: have %q, %v; want %q", i, tt.bind, tt.port, tt.host, have, err, tt.want)
 		}
@@ -132,9 +148,13 @@ func TestPingCommand(t *testing.T) {
 		return string(out), err
 	}
 
-	addr, _ := startRatekv(t, bin, t.TempDir())
+	dir := t.TempDir()
+	addr, _ := startRatekv(t, bin, dir)
 	host, port, _ := net.SplitHostPort(addr)
 	out, err := run("--ping", "--port", port)
+	require.NoError(t, err, out)
+	require.Equal(t, "PONG\n", out)
+	out, err = run("--dir", dir, "--ping") // the port it announced in the data directory
 	require.NoError(t, err, out)
 	require.Equal(t, "PONG\n", out)
 	out, err = run("--ping", "--host", host, "--port", port)
@@ -143,7 +163,7 @@ func TestPingCommand(t *testing.T) {
 	// The port from a config file, which the server would refuse to start
 	// with: no matter to --ping.
 	conf := filepath.Join(t.TempDir(), "ratekv.conf")
-	require.NoError(t, os.WriteFile(conf, []byte("port "+port+"\ndaemonize yes\n"), 0o644))
+	require.NoError(t, os.WriteFile(conf, []byte("port "+port+"\ndir "+t.TempDir()+"\ndaemonize yes\n"), 0o644))
 	out, err = run(conf, "--ping")
 	require.NoError(t, err, out)
 
