@@ -53,15 +53,15 @@ func run(args []string) int {
 		}
 	}
 	if pingOnly {
-		addr, err := pingAddr(cfg, pingHost, pingExplicit)
+		addrs, err := pingAddrs(cfg, pingHost, pingExplicit)
 		if err == nil {
 			var reply string
-			if reply, err = ping(addr, pingTimeout); err == nil {
+			if reply, err = pingAny(addrs, pingTimeout); err == nil {
 				fmt.Println(reply)
 				return 0
 			}
 		}
-		fmt.Fprintf(os.Stderr, "ratekv: ping %s: %v\n", addr, err)
+		fmt.Fprintf(os.Stderr, "ratekv: %v\n", err)
 		return 1
 	}
 

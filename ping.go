@@ -48,41 +48,68 @@ func pingArgs(args []string) (rest []string, host string, explicit, ping bool) {
 	return rest, host, explicit, true
 }
 
-// pingAddr is where to find the server: at --host and --port when one is
+// pingAddrs is where to find the server: at --host and --port when one is
 // given (explicit); else where the server of the configured data directory
 // said it listens, in its lock file, so that the Docker image's health
 // check finds the server whatever port its configuration gave it; else at
-// the first bind address and the configured port.
-func pingAddr(cfg *config.Config, host string, explicit bool) (string, error) {
+// the first bind address and the configured port. A wildcard address
+// gives this host's loopback addresses, to be tried in turn.
+func pingAddrs(cfg *config.Config, host string, explicit bool) ([]string, error) {
 	if !explicit {
 		if _, addr, err := dirlock.Announced(cfg.String(config.Dir)); err == nil && addr != "" {
 			if h, port, err := net.SplitHostPort(addr); err == nil {
-				return net.JoinHostPort(local(h), port), nil
+				return joinAll(local(h), port), nil
 			}
 		}
 	}
-	port := cfg.Int(config.Port)
-	if port == 0 {
-		return "", errors.New("port 0: give the server's port with --port")
+	port := strconv.FormatInt(cfg.Int(config.Port), 10)
+	if port == "0" {
+		return nil, errors.New("port 0: give the server's port with --port")
 	}
-	if host == "" {
-		host = "127.0.0.1"
-		if f := strings.Fields(cfg.String(config.Bind)); len(f) > 0 {
-			host = local(strings.TrimPrefix(f[0], "-"))
-		}
+	if host != "" {
+		return joinAll([]string{host}, port), nil
 	}
-	return net.JoinHostPort(host, strconv.FormatInt(port, 10)), nil
+	if f := strings.Fields(cfg.String(config.Bind)); len(f) > 0 {
+		return joinAll(local(strings.TrimPrefix(f[0], "-")), port), nil
+	}
+	return joinAll(local(""), port), nil
 }
 
-// local maps a wildcard listening address onto this host's loopback.
-func local(host string) string {
+// local maps a listening address onto the addresses to reach it from this
+// host. Go's listener on 0.0.0.0 is a dual-stack one on "::", which IPv4
+// reaches too; ::1 may not exist where IPv6 is off (containers).
+func local(host string) []string {
 	switch host {
 	case "*", "0.0.0.0", "":
-		return "127.0.0.1"
-	case "::*", "::":
-		return "::1"
+		return []string{"127.0.0.1"}
+	case "::":
+		return []string{"127.0.0.1", "::1"}
+	case "::*":
+		return []string{"::1"}
 	}
-	return host
+	return []string{host}
+}
+
+func joinAll(hosts []string, port string) []string {
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = net.JoinHostPort(h, port)
+	}
+	return out
+}
+
+// pingAny pings addrs in turn, each within timeout, and returns the first
+// reply that shows a live server.
+func pingAny(addrs []string, timeout time.Duration) (string, error) {
+	var errs []error
+	for _, addr := range addrs {
+		reply, err := ping(addr, timeout)
+		if err == nil {
+			return reply, nil
+		}
+		errs = append(errs, fmt.Errorf("ping %s: %w", addr, err))
+	}
+	return "", errors.Join(errs...)
 }
 
 // ping sends PING to addr and returns the reply when it shows a live

@@ -41,9 +41,9 @@ func TestPingArgs(t *testing.T) {
 
 func equalArgs(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
 
-func TestPingAddr(t *testing.T) {
+func TestPingAddrs(t *testing.T) {
 	announced := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(announced, dirlock.FileName), []byte("pid 1\naddr 0.0.0.0:7777\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(announced, dirlock.FileName), []byte("pid 1\naddr [::]:7777\n"), 0o644))
 	for i, tt := range []struct {
 		bind, port, host string
 		explicit         bool
@@ -53,14 +53,15 @@ func TestPingAddr(t *testing.T) {
 		{"0.0.0.0", "7000", "", false, "", "127.0.0.1:7000"},
 		{"* -::*", "7000", "", false, "", "127.0.0.1:7000"},
 		{"-::1 127.0.0.1", "7000", "", false, "", "[::1]:7000"},
-		{"::", "7000", "", false, "", "[::1]:7000"},
+		{"::", "7000", "", false, "", "127.0.0.1:7000 [::1]:7000"},
+		{"::*", "7000", "", false, "", "[::1]:7000"},
 		{"10.1.2.3", "7000", "", false, "", "10.1.2.3:7000"},
 		{"0.0.0.0", "7000", "db.local", true, "", "db.local:7000"},
 		{"0.0.0.0", "0", "", false, "", ""},
 		// The server of the data directory said where it listens.
-		{"0.0.0.0", "6380", "", false, announced, "127.0.0.1:7777"},
+		{"0.0.0.0", "6380", "", false, announced, "127.0.0.1:7777 [::1]:7777"},
 		{"0.0.0.0", "6380", "", true, announced, "127.0.0.1:6380"},
-		{"0.0.0.0", "0", "", false, announced, "127.0.0.1:7777"},
+		{"0.0.0.0", "0", "", false, announced, "127.0.0.1:7777 [::1]:7777"},
 	} {
 		cfg := config.New()
 		require.NoError(t, cfg.Set("bind", tt.bind))
@@ -70,8 +71,8 @@ func TestPingAddr(t *testing.T) {
 			dir = t.TempDir()
 		}
 		require.NoError(t, cfg.Set("dir", dir))
-		have, err := pingAddr(cfg, tt.host, tt.explicit)
-		if have != tt.want || (err != nil) != (tt.want == "") {
+		addrs, err := pingAddrs(cfg, tt.host, tt.explicit)
+		if have := strings.Join(addrs, " "); have != tt.want || (err != nil) != (tt.want == "") {
 			t.Errorf("step %d: bind %q port %s host %q: have %q, %v; want %q", i, tt.bind, tt.port, tt.host, have, err, tt.want)
 		}
 	}
@@ -124,6 +125,15 @@ func TestPingReplies(t *testing.T) {
 			t.Errorf("step %d: took %v", i, d)
 		}
 	}
+
+	// The first address that answers wins; each failure is reported.
+	pong, closed := fakeServer(t, "+PONG\r\n"), "127.0.0.1:"+freePort(t)
+	have, err := pingAny([]string{closed, pong}, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, "PONG", have)
+	_, err = pingAny([]string{closed, fakeServer(t, "-ERR x\r\n")}, time.Second)
+	require.ErrorContains(t, err, "ping "+closed+": dial tcp")
+	require.ErrorContains(t, err, `unexpected reply "-ERR x"`)
 }
 
 // freePort returns a port nothing listens on.
@@ -179,7 +189,7 @@ func TestPingCommand(t *testing.T) {
 	out, err = run("--ping", "--port", closed)
 	require.Error(t, err)
 	require.Equal(t, 1, err.(*exec.ExitError).ExitCode())
-	require.Contains(t, out, "ping 127.0.0.1:"+closed)
+	require.Contains(t, out, "ratekv: ping 127.0.0.1:"+closed)
 	require.Less(t, time.Since(start), 10*time.Second)
 
 	out, err = run("--ping", "--port", "0")
