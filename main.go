@@ -53,16 +53,7 @@ func run(args []string) int {
 		}
 	}
 	if pingOnly {
-		addrs, err := pingAddrs(cfg, pingHost, pingExplicit)
-		if err == nil {
-			var reply string
-			if reply, err = pingAny(addrs, pingTimeout); err == nil {
-				fmt.Println(reply)
-				return 0
-			}
-		}
-		fmt.Fprintf(os.Stderr, "ratekv: %v\n", err)
-		return 1
+		return runPing(cfg, pingHost, pingExplicit)
 	}
 
 	// RATEKV_CPUPROFILE=file writes a CPU profile until shutdown, for

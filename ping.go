@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,20 @@ import (
 
 // pingTimeout bounds the whole check: connecting, writing, reading.
 const pingTimeout = 2 * time.Second
+
+// runPing is ratekv --ping; it returns the exit code.
+func runPing(cfg *config.Config, host string, explicit bool) int {
+	addrs, err := pingAddrs(cfg, host, explicit)
+	if err == nil {
+		var reply string
+		if reply, err = pingAny(addrs, pingTimeout); err == nil {
+			fmt.Println(reply)
+			return 0
+		}
+	}
+	fmt.Fprintf(os.Stderr, "ratekv: %v\n", err)
+	return 1
+}
 
 // pingArgs takes --ping and --host out of args. host is "" unless given;
 // --host counts only with --ping. explicit reports a --host or --port.
