@@ -302,8 +302,9 @@ func TestSaveLinesAddUp(t *testing.T) {
 	require.ErrorContains(t, err, `line 2: save "300": Invalid save parameters`)
 }
 
-// The refusals and warnings are the table's, in the order met.
-func TestTableReasonsAreSentences(t *testing.T) {
+// Every directive that can warn or refuse says why, as a clause that
+// follows "name value: " in the log or the error.
+func TestTableReasons(t *testing.T) {
 	names := make([]string, 0, len(redisDirectives))
 	for name := range redisDirectives {
 		names = append(names, name)
