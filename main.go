@@ -1,6 +1,7 @@
 // Command ratekv is a rate-limit datastore that speaks the Redis protocol.
 //
-// Usage: ratekv [/path/to/ratekv.conf] [--option value ...]; see --help.
+// Usage: ratekv [/path/to/ratekv.conf] [--option value ...], or ratekv
+// --ping for a health check; see --help.
 // main only parses configuration and wires the pieces together: lock the
 // data directory → listen → load the data (persistence) → serve, then
 // waits for a signal or SHUTDOWN, pauses the server, persists everything
@@ -12,9 +13,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -22,6 +25,7 @@ import (
 	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/internal/dirlock"
+	"github.com/ratekv/ratekv/internal/service"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/server"
 	"github.com/ratekv/ratekv/shards"
@@ -30,18 +34,26 @@ import (
 func main() { os.Exit(run(os.Args[1:])) }
 
 func run(args []string) int {
+	args, pingHost, pingExplicit, pingOnly := pingArgs(args)
 	cfg := config.New()
 	if err := cfg.Parse(args); err != nil {
+		var refused *config.RefusedError
 		switch {
 		case errors.Is(err, config.ErrHelp):
 			fmt.Print(config.Usage())
 			return 0
 		case errors.Is(err, config.ErrVersion):
-			fmt.Printf("ratekv %s (follows Redis %s semantics)\n", command.Version, command.RedisVersion)
+			fmt.Println(versionLine(debug.ReadBuildInfo()))
 			return 0
+		case pingOnly && errors.As(err, &refused):
+			// What the server must not start with is no matter to --ping.
+		default:
+			fmt.Fprintf(os.Stderr, "ratekv: %v\n", err)
+			return 1
 		}
-		fmt.Fprintf(os.Stderr, "ratekv: %v\n", err)
-		return 1
+	}
+	if pingOnly {
+		return runPing(cfg, pingHost, pingExplicit)
 	}
 
 	// RATEKV_CPUPROFILE=file writes a CPU profile until shutdown, for
@@ -59,10 +71,22 @@ func run(args []string) int {
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 
+	var logTo io.Writer = os.Stderr
+	if path := cfg.String(config.LogFile); path != "" {
+		f, err := service.OpenLog(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ratekv: can't open the log file: %v\n", err)
+			return 1
+		}
+		logTo = f
+	}
 	level := new(slog.LevelVar)
 	level.Set(logLevel(cfg.String(config.LogLevel)))
 	cfg.OnChange(config.LogLevel, func(v string) { level.Set(logLevel(v)) })
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level}))
+	for _, w := range cfg.Warnings() {
+		log.Warn(w.String())
+	}
 
 	if err := os.MkdirAll(cfg.String(config.Dir), 0o755); err != nil {
 		log.Error("cannot create data directory", "dir", cfg.String(config.Dir), "err", err)
@@ -90,6 +114,13 @@ func run(args []string) int {
 		log.Error("cannot listen; not starting", "err", err)
 		return 1
 	}
+	if path := cfg.String(config.PidFile); path != "" {
+		remove, err := service.WritePidfile(path)
+		if err != nil {
+			log.Warn("cannot write the pid file", "err", err) // as Redis: not fatal
+		}
+		defer remove()
+	}
 	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
 	if err != nil {
 		log.Error("cannot load the data; not starting", "dir", dir, "err", err)
@@ -111,6 +142,10 @@ func run(args []string) int {
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve() }()
+	notify := cfg.NotifySocket()
+	if err := service.Notify(notify, service.Ready); err != nil {
+		log.Warn("cannot tell systemd that ratekv is ready", "err", err)
+	}
 
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
@@ -156,6 +191,9 @@ func run(args []string) int {
 		if req != nil {
 			req.Refuse()
 		}
+	}
+	if err := service.Notify(notify, service.Stopping); err != nil {
+		log.Warn("cannot tell systemd that ratekv is stopping", "err", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

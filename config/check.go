@@ -108,6 +108,15 @@ func ParseMemory(v string) (int64, error) {
 	return n * mul, nil
 }
 
+// supervisedCheck accepts Redis's supervised modes but upstart, whose
+// SIGSTOP handshake ratekv does not do.
+func supervisedCheck(v string) (string, error) {
+	if strings.EqualFold(v, "upstart") {
+		return "", errors.New("upstart is not supported (systemd, auto or no)")
+	}
+	return oneOf("systemd", "auto", "no")(v)
+}
+
 func shardsCheck(v string) (string, error) {
 	n, err := parseInt(v)
 	if err != nil || n < 0 || n > 16384 || (n != 0 && n&(n-1) != 0) {

@@ -10,12 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/ratekv/ratekv/internal/sdsargs"
 )
 
 // Param describes one configuration parameter.
@@ -47,6 +44,9 @@ var Params = []Param{
 	{Name: "client-query-buffer-limit", Default: "1gb", Mutable: true, Usage: "largest query buffer per client", Check: memRange(1024, 1<<40)},
 	{Name: "shards", Default: "0", Usage: "number of keyspace shards, a power of two (0: 16 per core)", Check: shardsCheck},
 	{Name: "loglevel", Default: "notice", Mutable: true, Usage: "debug, verbose, notice or warning", Check: oneOf("debug", "verbose", "notice", "warning")},
+	{Name: "logfile", Default: "", Usage: `append the log to this file, opened for each line as Redis does, so it can be rotated by moving it ("": standard error)`, Check: anyValue},
+	{Name: "pidfile", Default: "", Usage: `write the process id to this file at start and remove it at exit ("": none)`, Check: anyValue},
+	{Name: "supervised", Default: "no", Usage: "systemd: tell systemd (sd_notify on $NOTIFY_SOCKET) when ready and when stopping; auto: systemd when NOTIFY_SOCKET is set; no", Check: supervisedCheck},
 	{Name: "save", Default: "3600 1 300 100 60 10000", Mutable: true, Usage: `snapshot rules "seconds changes ..." ("" disables)`, Check: saveCheck},
 	{Name: "stop-writes-on-bgsave-error", Default: "yes", Mutable: true, Usage: "refuse writes while save rules are set and the last background save failed, until a save succeeds (as Redis)", Check: yesNo},
 	{Name: "appendonly", Default: "yes", Mutable: true, Usage: "keep an append-only log (yes/no; CONFIG SET yes writes it from the dataset in the background, as Redis)", Check: yesNo},
@@ -84,10 +84,11 @@ func Lookup(name string) (*Param, bool) {
 type Config struct {
 	// setMu serializes Set with the hooks it runs, so that hooks see the
 	// changes in the order they were made.
-	setMu sync.Mutex
-	mu    sync.RWMutex // guards vals and hooks
-	vals  []value      // by index in Params
-	hooks [][]func(value string)
+	setMu    sync.Mutex
+	mu       sync.RWMutex // guards vals, hooks and warnings
+	vals     []value      // by index in Params
+	hooks    [][]func(value string)
+	warnings []Warning // of the last Parse
 }
 
 // New returns a Config holding every default.
@@ -211,95 +212,17 @@ func Names() []string {
 	return out
 }
 
-// Parse applies an optional config file followed by command-line options,
-// as redis-server does: `ratekv [file] [--name value ...]`; flags win over
-// the file. It recognises --help and --version by returning ErrHelp and
-// ErrVersion.
-func (c *Config) Parse(args []string) error {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		data, err := os.ReadFile(args[0])
-		if err != nil {
-			return fmt.Errorf("reading config file: %w", err)
-		}
-		if err := c.ParseFile(string(data)); err != nil {
-			return fmt.Errorf("%s: %w", args[0], err)
-		}
-		args = args[1:]
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch a {
-		case "-h", "--help", "-help":
-			return ErrHelp
-		case "-v", "--version", "-version":
-			return ErrVersion
-		}
-		if !strings.HasPrefix(a, "--") || len(a) == 2 {
-			return fmt.Errorf("unexpected argument %q (options are --name value)", a)
-		}
-		name, value, hasEq := strings.Cut(a[2:], "=")
-		if !hasEq {
-			if i+1 >= len(args) {
-				if p, ok := Lookup(name); ok && p.Name == "save" {
-					value = "" // `--save` alone would be odd; treat as disabling
-				} else {
-					return fmt.Errorf("option --%s needs a value", name)
-				}
-			} else {
-				i++
-				value = args[i]
-			}
-		}
-		if err := c.Set(name, value); err != nil {
-			if errors.Is(err, ErrUnknown) {
-				return fmt.Errorf("unknown option --%s (see --help)", name)
-			}
-			return fmt.Errorf("option --%s %q: %w", name, value, err)
-		}
-	}
-	return nil
-}
-
-// ErrHelp and ErrVersion are returned by Parse for --help and --version.
-var (
-	ErrHelp    = errors.New("help requested")
-	ErrVersion = errors.New("version requested")
-)
-
-// ParseFile applies the lines of a config file in redis.conf syntax: one
-// "name value ..." per line, '#' comments, arguments quoted as in
-// redis-cli. Multiple values are joined by spaces ("save 900 1 300 10").
-func (c *Config) ParseFile(text string) error {
-	for n, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		words, ok := sdsargs.Split(line)
-		if !ok {
-			return fmt.Errorf("line %d: unbalanced quotes", n+1)
-		}
-		if len(words) == 0 {
-			continue
-		}
-		name := strings.ToLower(words[0])
-		value := strings.Join(words[1:], " ")
-		if err := c.Set(name, value); err != nil {
-			if errors.Is(err, ErrUnknown) {
-				return fmt.Errorf("line %d: unknown option %q", n+1, name)
-			}
-			return fmt.Errorf("line %d: %s %q: %w", n+1, name, value, err)
-		}
-	}
-	return nil
-}
-
 // Usage returns the --help text.
 func Usage() string {
 	var b strings.Builder
-	b.WriteString("Usage: ratekv [/path/to/ratekv.conf] [--option value ...]\n")
+	b.WriteString("Usage: ratekv [--option value ...] [/path/to/ratekv.conf] [--option value ...]\n")
+	b.WriteString("       ratekv [/path/to/ratekv.conf] --ping [--host H] [--port P]\n")
 	b.WriteString("       ratekv --version | --help\n\n")
-	b.WriteString("Options use redis.conf names; command-line options override the file.\n\n")
+	b.WriteString("Options use redis.conf names and apply in order: options after the file\n")
+	b.WriteString("override it, options before it are defaults it may change. A file may\n")
+	b.WriteString("include others (include path, relative to the including file). A Redis 7\n")
+	b.WriteString("redis.conf works: the directives ratekv does not implement are ignored,\n")
+	b.WriteString("with a warning where it matters, or refused when ignoring them is unsafe.\n\n")
 	for _, p := range Params {
 		def := p.Default
 		if def == "" {

@@ -62,7 +62,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--proto-max-bulk-len", "12zz"}, "memory value"},
 		{[]string{"--save", "900"}, "Invalid save"},
 		{[]string{"/nonexistent/ratekv.conf"}, "reading config file"},
-		{[]string{"--port", "1", "stray"}, "unexpected argument"},
+		{[]string{"--port", "1", "-x"}, "unexpected argument"},
 	} {
 		err := New().Parse(tt.args)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -79,6 +79,9 @@ var (
 	ClientQueryBufferLimit   = IntKey{newKey("client-query-buffer-limit", kindInt)}
 	Shards                   = IntKey{newKey("shards", kindInt)}
 	LogLevel                 = StringKey{newKey("loglevel", kindString)}
+	LogFile                  = StringKey{newKey("logfile", kindString)}
+	PidFile                  = StringKey{newKey("pidfile", kindString)}
+	Supervised               = StringKey{newKey("supervised", kindString)}
 	Save                     = SaveKey{newKey("save", kindSave)}
 	StopWritesOnBgsaveError  = BoolKey{newKey("stop-writes-on-bgsave-error", kindBool)}
 	AppendOnly               = BoolKey{newKey("appendonly", kindBool)}

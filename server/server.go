@@ -122,8 +122,19 @@ func (s *Server) retime(t int64) {
 func (s *Server) Listen() error {
 	port := strconv.FormatInt(s.cfg.Int(config.Port), 10)
 	for _, host := range strings.Fields(s.cfg.String(config.Bind)) {
-		host = strings.TrimPrefix(host, "-") // redis.conf's "-::1" means optional
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+		host, optional := strings.CutPrefix(host, "-") // redis.conf's "-::1"
+		network := "tcp"
+		switch host { // Redis's "*" and "::*": every IPv4, every IPv6 address
+		case "*":
+			network, host = "tcp4", "0.0.0.0"
+		case "::*":
+			network, host = "tcp6", "::"
+		}
+		ln, err := net.Listen(network, net.JoinHostPort(host, port))
+		if err != nil && optional && unavailable(err) {
+			s.log.Warn("skipping an optional bind address that is not available", "addr", host, "err", err)
+			continue
+		}
 		if err != nil {
 			s.closeListeners()
 			return fmt.Errorf("listen on %s:%s: %w", host, port, err)
@@ -137,6 +148,18 @@ func (s *Server) Listen() error {
 		return errors.New("bind names no address")
 	}
 	return nil
+}
+
+// unavailable reports whether a listen failed because the address or its
+// family does not exist here, the errors for which Redis skips an optional
+// ("-") bind address.
+func unavailable(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EADDRNOTAVAIL, syscall.EAFNOSUPPORT, syscall.EPROTONOSUPPORT, syscall.ESOCKTNOSUPPORT, syscall.ENOPROTOOPT} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Addr returns the address of the first listener (useful with port 0).

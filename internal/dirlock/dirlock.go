@@ -101,6 +101,19 @@ func (l *Lock) Release() {
 	l.f = nil
 }
 
+// Announced returns what the last server on dir announced, without
+// locking: where it listened (or listens still). The address is "" when
+// none was announced.
+func Announced(dir string) (pid int, addr string, err error) {
+	f, err := os.Open(filepath.Join(dir, FileName))
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	pid, addr = parse(f)
+	return pid, addr, nil
+}
+
 // parse reads what the holder announced.
 func parse(f *os.File) (pid int, addr string) {
 	b := make([]byte, 256)

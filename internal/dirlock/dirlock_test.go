@@ -22,10 +22,20 @@ func TestSecondAcquireIsRefused(t *testing.T) {
 	require.Equal(t, "127.0.0.1:6380", held.Addr)
 	require.Contains(t, err.Error(), dir)
 
+	pid, addr, err := Announced(dir)
+	require.NoError(t, err)
+	require.Equal(t, os.Getpid(), pid)
+	require.Equal(t, "127.0.0.1:6380", addr)
+
 	l.Release()
 	l2, err := Acquire(dir)
 	require.NoError(t, err, "released: the next start may take it")
 	l2.Release()
+	_, addr, err = Announced(dir)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:6380", addr, "the last announcement stays")
+	_, _, err = Announced(t.TempDir())
+	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
 func TestUnannouncedLockLeavesNoFile(t *testing.T) {
