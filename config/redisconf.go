@@ -144,8 +144,6 @@ var redisDirectives = map[string]directive{
 	"shutdown-on-sigterm": warnUnless("ratekv shuts down on a signal as with \"default\": it persists as configured, "+
 		"and goes on serving if that fails", "default"),
 	"shutdown-timeout":                  silent("is how long a shutdown waits for replicas, which ratekv does not have"),
-	"busy-reply-threshold":              silent("concerns scripts and functions, which ratekv does not run"),
-	"lua-time-limit":                    silent("concerns scripts and functions, which ratekv does not run"),
 	"lua-replicate-commands":            silent("is obsolete in Redis 7 too"),
 	"latency-monitor-threshold":         warnUnless("ratekv has no LATENCY monitor", "0"),
 	"latency-tracking":                  silent("ratekv keeps no per-command latency histograms"),
