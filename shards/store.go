@@ -104,6 +104,9 @@ func (s *Store) Lock(i int) { s.shards[i].mu.Lock() }
 // Unlock unlocks shard i.
 func (s *Store) Unlock(i int) { s.shards[i].mu.Unlock() }
 
+// TryLock locks shard i if no one holds it, and reports whether it did.
+func (s *Store) TryLock(i int) bool { return s.shards[i].mu.TryLock() }
+
 // LockAll locks every shard in ascending order.
 func (s *Store) LockAll() {
 	for i := range s.shards {
