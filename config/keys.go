@@ -96,6 +96,7 @@ var (
 	Databases                = IntKey{newKey("databases", kindInt)}
 	ZSetMaxListpackEntries   = IntKey{newKey("zset-max-listpack-entries", kindInt)}
 	ZSetMaxListpackValue     = IntKey{newKey("zset-max-listpack-value", kindInt)}
+	BusyReplyThreshold       = IntKey{newKey("busy-reply-threshold", kindInt)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the
