@@ -238,6 +238,12 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 				return
 			}
 		}
+		if c.busyScript(cmd, args) != nil { // refused, as in Redis, rather than queued
+			c.flagTx()
+			cmd.rejected.Add(1)
+			c.WriteError(errBusyScript)
+			return
+		}
 		c.queue(cmd, args)
 		return
 	}
@@ -322,7 +328,13 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 			return
 		}
 	}
-	c.lock(cmd, args)
+	if r := c.eng.scripts.run.Load(); r != nil && !c.inExec {
+		if !c.lockBehindScript(r, cmd, args) {
+			return
+		}
+	} else {
+		c.lock(cmd, args)
+	}
 	// The journal is loaded with the shards locked, and kept to the end
 	// of the command: see journal.go on switching appendonly.
 	c.jcur = nil

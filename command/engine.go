@@ -36,6 +36,7 @@ type Engine struct {
 	errStats      map[string]int64
 	totalErrors   atomic.Int64
 	stats         serverStats // INFO's ids, memory peak and rate sampler (server.go)
+	scripts       scripting   // the script cache, interpreters and the running script (script.go)
 }
 
 // Host is what the command layer needs of the network runtime that runs
@@ -80,6 +81,7 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 		errStats: make(map[string]int64),
 	}
 	e.watchConfig()
+	e.watchScripting()
 	return e
 }
 

@@ -118,6 +118,26 @@ const (
 	errValueRange   = "ERR value is out of range"
 	errWindowArg    = "ERR %s must be an integer between %d and %d" // SL.THROTTLE, SW.THROTTLE
 
+	// Scripting (script.go, lua.go): Redis 7.0's texts.
+	errNoScript           = "NOSCRIPT No matching script. Please use EVAL."
+	errEvalTooManyKeys    = "ERR Number of keys can't be greater than number of args"
+	errEvalNegativeKeys   = "ERR Number of keys can't be negative"
+	errShebangInvalid     = "ERR Invalid script shebang"
+	errScriptROWithWrites = "ERR Can not execute a script with write flag using *_ro command."
+	errScriptBgsaveDisk   = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts."
+	errScriptAOFDisk      = "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: "
+	errScriptFlushOption  = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+	errNotBusy            = "NOTBUSY No scripts in execution right now."
+	errUnkillable         = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+	errBusyScript         = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	errScriptKilled       = "ERR Script killed by user with SCRIPT KILL..."
+	// The reasons redis.call refuses a command: luaErrorTable gives them
+	// the ERR code.
+	errScriptUnknownCmd = "Unknown Redis command called from script"
+	errScriptWrongArgs  = "Wrong number of args calling Redis command from script"
+	errScriptNotAllowed = "This Redis command is not allowed from script"
+	errScriptWriteRO    = "Write commands are not allowed from read-only scripts."
+
 	// Protocol errors: the client is told, then disconnected.
 	errMultiQueueLimit = "ERR the MULTI queue exceeds client-query-buffer-limit (%d bytes); closing connection"
 )

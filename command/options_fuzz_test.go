@@ -260,3 +260,69 @@ func FuzzStrRange(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEvalArgs: EVAL's and EVALSHA's numkeys and argument split, against
+// Redis's rules: numkeys must be an integer, at most the number of
+// arguments after it and not negative (checked in that order, after
+// EVALSHA's digest length); KEYS and ARGV then split the rest, and
+// evalKeys (COMMAND GETKEYS, cluster routing) names the same keys.
+func FuzzEvalArgs(f *testing.F) {
+	for _, s := range []string{"0", "1 a", "2 a b c", "-1", "3 a", "x", "01 a", " 1 a", "1 a b", "9223372036854775807", "+1 a", "0x1 a", ""} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	clock := &fakeClock{}
+	s := newSocketless(&testing.T{}, clock, nil)
+	const body = "return {#KEYS, #ARGV, KEYS[1], ARGV[1]}"
+	sha := sha1hex([]byte(body))
+	s.c.eng.loadScript([]byte(body))
+	f.Fuzz(func(t *testing.T, in string, bySHA bool) {
+		words := strings.Split(in, " ")
+		args := []string{"EVAL", body}
+		if bySHA {
+			args = []string{"EVALSHA", sha}
+		}
+		args = append(args, words...)
+		have := s.do(t, args...)
+		n, ok := redisnum.ParseInt([]byte(words[0]))
+		rest := int64(len(words) - 1)
+		var want string
+		switch {
+		case !ok:
+			want = "-" + errNotInt + "\r\n"
+		case n > rest:
+			want = "-" + errEvalTooManyKeys + "\r\n"
+		case n < 0:
+			want = "-" + errEvalNegativeKeys + "\r\n"
+		default:
+			// The reply array ends at the first nil: no KEYS[1], no ARGV[1].
+			c := &Client{proto: 2}
+			switch {
+			case n == 0:
+				c.WriteArray(2)
+			case rest == n:
+				c.WriteArray(3)
+			default:
+				c.WriteArray(4)
+			}
+			c.WriteInt(n)
+			c.WriteInt(rest - n)
+			if n > 0 {
+				c.WriteBulk([]byte(words[1]))
+				if rest > n {
+					c.WriteBulk([]byte(words[1+n]))
+				}
+			}
+			want = string(c.Out)
+			// evalKeys names the same keys.
+			argv := bs(args...)
+			idx := evalKeys(argv, nil)
+			if int64(len(idx)) != n || n > 0 && idx[0] != 3 {
+				t.Fatalf("%q: evalKeys %v for %d keys", in, idx, n)
+			}
+		}
+		if have != want {
+			t.Fatalf("%q (sha %v): have %q, want %q", in, bySHA, have, want)
+		}
+	})
+}

@@ -22,11 +22,11 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoMulti, Handler: cmdSave,
+		&Command{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoMulti | FlagNoScript, Handler: cmdSave,
 			Summary: "Synchronously saves the database(s) to disk.", Group: "server"},
-		&Command{Name: "bgsave", Arity: -1, Flags: FlagAdmin, Handler: cmdBgsave,
+		&Command{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoScript, Handler: cmdBgsave,
 			Summary: "Asynchronously saves the database(s) to disk.", Group: "server"},
-		&Command{Name: "bgrewriteaof", Arity: 1, Flags: FlagAdmin, Handler: cmdBgrewriteaof,
+		&Command{Name: "bgrewriteaof", Arity: 1, Flags: FlagAdmin | FlagNoScript, Handler: cmdBgrewriteaof,
 			Summary: "Asynchronously rewrites the append-only file to disk.", Group: "server"},
 		&Command{Name: "dump", Arity: 2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdDump,
 			Summary: "Returns a serialized representation of the value stored at a key.", Group: "generic"},

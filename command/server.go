@@ -64,7 +64,7 @@ func init() {
 			Summary: "Returns the server time.", Group: "server"},
 		&Command{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Handler: cmdLastsave,
 			Summary: "Returns the Unix timestamp of the last successful save to disk.", Group: "server"},
-		&Command{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagLoading | FlagStale | FlagNoMulti, Handler: cmdShutdown,
+		&Command{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagLoading | FlagStale | FlagNoMulti | FlagNoScript | FlagAllowBusy, Handler: cmdShutdown,
 			Summary: "Shuts down the server.", Group: "server"},
 		&Command{Name: "cluster", Arity: -2, Handler: cmdCluster,
 			Summary: "A container for Redis Cluster commands.", Group: "cluster"},
@@ -89,11 +89,11 @@ func init() {
 			Summary: "Returns a list of command names.", Group: srv},
 	)
 	registerSubcommands("config",
-		&Command{Name: "config|get", Arity: -3, Flags: FlagAdmin | FlagLoading | FlagStale, Handler: cmdConfigGet,
+		&Command{Name: "config|get", Arity: -3, Flags: FlagAdmin | FlagLoading | FlagStale | FlagNoScript, Handler: cmdConfigGet,
 			Summary: "Returns the effective values of configuration parameters.", Group: srv},
-		&Command{Name: "config|set", Arity: -4, Flags: FlagAdmin | FlagLoading | FlagStale, Handler: cmdConfigSet,
+		&Command{Name: "config|set", Arity: -4, Flags: FlagAdmin | FlagLoading | FlagStale | FlagNoScript, Handler: cmdConfigSet,
 			Summary: "Sets configuration parameters in-flight.", Group: srv},
-		&Command{Name: "config|resetstat", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale, Handler: cmdConfigResetstat,
+		&Command{Name: "config|resetstat", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale | FlagNoScript, Handler: cmdConfigResetstat,
 			Summary: "Resets the server's statistics.", Group: srv},
 		&Command{Name: "config|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdConfigHelp,
 			Summary: "Returns helpful text about the different subcommands.", Group: srv},
@@ -1173,6 +1173,13 @@ func infoMemory(c *Client, ib *infoBuilder) {
 	ib.str("used_memory_peak_human", bytesToHuman(peak))
 	ib.str("used_memory_peak_perc", strconv.FormatFloat(100*float64(used)/float64(max(peak, 1)), 'f', 2, 64)+"%")
 	ib.num("used_memory_go_sys", int64(ms.Sys))
+	luaBytes, nScripts, scriptBytes := c.eng.scriptMemory()
+	ib.num("used_memory_lua", luaBytes)
+	ib.str("used_memory_lua_human", bytesToHuman(uint64(luaBytes)))
+	ib.num("used_memory_scripts_eval", scriptBytes)
+	ib.num("number_of_cached_scripts", nScripts)
+	ib.num("used_memory_scripts", scriptBytes)
+	ib.str("used_memory_scripts_human", bytesToHuman(uint64(scriptBytes)))
 	ib.num("maxmemory", 0)
 	ib.str("maxmemory_human", "0B")
 	ib.str("maxmemory_policy", "noeviction")

@@ -99,8 +99,8 @@ func TestCommandInfoMatchesRedis(t *testing.T) {
 			"*2\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\nresponse_policy:agg_sum\r\n*0\r\n*0\r\n"},
 		{commands["dbsize"], 3, "*10\r\n$6\r\ndbsize\r\n:1\r\n~2\r\n+readonly\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@keyspace\r\n+@read\r\n+@fast\r\n" +
 			"~2\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\nresponse_policy:agg_sum\r\n~0\r\n~0\r\n"},
-		{subcommandIndex["config|get"], 2, "*10\r\n$10\r\nconfig|get\r\n:-3\r\n*3\r\n+admin\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n" +
-			"*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n"}, // Redis adds noscript, which ratekv has no use for
+		{subcommandIndex["config|get"], 2, "*10\r\n$10\r\nconfig|get\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n" +
+			"*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n"},
 		{nil, 2, "$-1\r\n"},
 		{nil, 3, "_\r\n"},
 	}
@@ -1008,7 +1008,7 @@ func TestShutdown(t *testing.T) {
 		{[]string{"MULTI"}, "+OK\r\n"},
 		{[]string{"SHUTDOWN"}, svErr("ERR Command not allowed inside a transaction")},
 		{[]string{"EXEC"}, svErr("EXECABORT Transaction discarded because of previous errors.")},
-		{[]string{"COMMAND", "INFO", "SHUTDOWN"}, "*1\r\n*10\r\n$8\r\nshutdown\r\n:-1\r\n*4\r\n+admin\r\n+loading\r\n+stale\r\n+no_multi\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n"},
+		{[]string{"COMMAND", "INFO", "SHUTDOWN"}, "*1\r\n*10\r\n$8\r\nshutdown\r\n:-1\r\n*6\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n+no_multi\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n"},
 	})
 	select {
 	case <-ts.shutdowns:

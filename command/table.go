@@ -23,6 +23,8 @@ const (
 	FlagDenyOOM                     // may use more memory
 	FlagNoMulti                     // refused inside MULTI, as Redis's no_multi (SAVE, SHUTDOWN): the transaction aborts
 	FlagDiskSignal                  // refused with the writes while the disk fails, though it writes nothing (PING, as in Redis: a health check sees the failure)
+	FlagNoScript                    // refused inside a script (redis.call), as Redis's noscript
+	FlagAllowBusy                   // runs while a script is busy (past busy-reply-threshold) instead of getting BUSY, as Redis's allow_busy
 )
 
 var flagNames = []struct {
@@ -30,8 +32,9 @@ var flagNames = []struct {
 	name string
 }{
 	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
-	{FlagAdmin, "admin"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
-	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMulti, "no_multi"},
+	{FlagAdmin, "admin"}, {FlagNoScript, "noscript"}, {FlagLoading, "loading"},
+	{FlagStale, "stale"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
+	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
 }
 
 // Command is one entry of the command table.

@@ -11,15 +11,15 @@ import "github.com/ratekv/ratekv/shards"
 
 func init() {
 	register(
-		&Command{Name: "multi", Arity: 1, Flags: FlagTxControl | FlagFast | FlagLoading | FlagStale, Handler: cmdMulti,
+		&Command{Name: "multi", Arity: 1, Flags: FlagTxControl | FlagFast | FlagLoading | FlagStale | FlagNoScript | FlagAllowBusy, Handler: cmdMulti,
 			Summary: "Starts a transaction.", Group: "transactions"},
-		&Command{Name: "exec", Arity: 1, Flags: FlagTxControl | FlagLoading | FlagStale, Handler: cmdExec,
+		&Command{Name: "exec", Arity: 1, Flags: FlagTxControl | FlagLoading | FlagStale | FlagNoScript, Handler: cmdExec,
 			Summary: "Executes all commands in a transaction.", Group: "transactions"},
-		&Command{Name: "discard", Arity: 1, Flags: FlagTxControl | FlagFast | FlagLoading | FlagStale, Handler: cmdDiscard,
+		&Command{Name: "discard", Arity: 1, Flags: FlagTxControl | FlagFast | FlagLoading | FlagStale | FlagNoScript | FlagAllowBusy, Handler: cmdDiscard,
 			Summary: "Discards a transaction.", Group: "transactions"},
-		&Command{Name: "watch", Arity: -2, Flags: FlagTxControl | FlagFast | FlagLoading | FlagStale, FirstKey: 1, LastKey: -1, Step: 1, Handler: cmdWatch,
+		&Command{Name: "watch", Arity: -2, Flags: FlagTxControl | FlagFast | FlagLoading | FlagStale | FlagNoScript | FlagAllowBusy, FirstKey: 1, LastKey: -1, Step: 1, Handler: cmdWatch,
 			Summary: "Monitors changes to keys to determine the execution of a transaction.", Group: "transactions"},
-		&Command{Name: "unwatch", Arity: 1, Flags: FlagFast | FlagLoading | FlagStale, Handler: cmdUnwatch,
+		&Command{Name: "unwatch", Arity: 1, Flags: FlagFast | FlagLoading | FlagStale | FlagNoScript | FlagAllowBusy, Handler: cmdUnwatch,
 			Summary: "Forgets about watched keys of a transaction.", Group: "transactions"},
 	)
 }

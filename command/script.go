@@ -1,0 +1,654 @@
+package command
+
+// Scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, as in Redis 7.0.
+//
+// A script is compiled once, cached by the SHA1 of its body, and run in an
+// interpreter taken from a pool (lua.go). It runs with every shard locked
+// (FlagAllShards), so no other client observes part of it; the commands it
+// calls run through the same command table as a client's (Client.call, with
+// the shards already held, as EXEC's queued commands), and their replies,
+// written into the client's buffer, are read back into Lua values. What
+// they change is journaled as their effects, framed as one transaction
+// (MULTI … EXEC): the log never holds a script, so replaying it rebuilds
+// the same state whatever the clock says then.
+//
+// A script running longer than busy-reply-threshold makes other clients'
+// commands fail with BUSY instead of waiting for its locks (Client.call
+// checks for a running script with one atomic load), and SCRIPT KILL stops
+// it unless it has written.
+
+import (
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/internal/redisnum"
+	"github.com/ratekv/ratekv/shards"
+	lua "github.com/yuin/gopher-lua"
+)
+
+func init() {
+	const group = "scripting"
+	register(
+		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagAllShards | FlagStale, Keys: evalKeys,
+			Handler: func(c *Client, args [][]byte) { c.eval(args, false, false) },
+			Summary: "Executes a server-side Lua script.", Group: group},
+		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagAllShards | FlagStale, Keys: evalKeys,
+			Handler: func(c *Client, args [][]byte) { c.eval(args, true, false) },
+			Summary: "Executes a server-side Lua script by SHA1 digest.", Group: group},
+		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagAllShards | FlagStale | FlagReadOnly, Keys: evalKeys,
+			Handler: func(c *Client, args [][]byte) { c.eval(args, false, true) },
+			Summary: "Executes a read-only server-side Lua script.", Group: group},
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagAllShards | FlagStale | FlagReadOnly, Keys: evalKeys,
+			Handler: func(c *Client, args [][]byte) { c.eval(args, true, true) },
+			Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Group: group},
+		&Command{Name: "script", Arity: -2, Handler: func(c *Client, args [][]byte) { runSubcommand(c, "script", args) },
+			Summary: "A container for Lua scripts management commands.", Group: group},
+	)
+	registerSubcommands("script",
+		&Command{Name: "script|load", Arity: 3, Flags: FlagNoScript | FlagStale, Handler: cmdScriptLoad,
+			Summary: "Loads a server-side Lua script to the script cache.", Group: group},
+		&Command{Name: "script|exists", Arity: -3, Flags: FlagNoScript, Handler: cmdScriptExists,
+			Summary: "Determines whether server-side Lua scripts exist in the script cache.", Group: group},
+		&Command{Name: "script|flush", Arity: -2, Flags: FlagNoScript, Handler: cmdScriptFlush,
+			Summary: "Removes all server-side Lua scripts from the script cache.", Group: group},
+		&Command{Name: "script|kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, Handler: cmdScriptKill,
+			Summary: "Terminates a server-side Lua script during execution.", Group: group},
+		&Command{Name: "script|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdScriptHelp,
+			Summary: "Returns helpful text about the different subcommands.", Group: group},
+	)
+}
+
+// evalKeys locates EVAL's keys: numkeys keys after it; none when numkeys
+// is not a valid count.
+func evalKeys(args [][]byte, dst []int) []int {
+	n, ok := redisnum.ParseInt(args[2])
+	if !ok || n < 0 || n > int64(len(args)-3) {
+		return dst
+	}
+	for i := 3; i < 3+int(n); i++ {
+		dst = append(dst, i)
+	}
+	return dst
+}
+
+// Shebang flags (#!lua flags=...).
+const (
+	scriptNoWrites = 1 << iota
+	scriptAllowOOM
+	scriptAllowStale
+	scriptNoCluster
+	scriptAllowCrossSlot
+)
+
+var scriptFlagNames = map[string]int{
+	"no-writes": scriptNoWrites, "allow-oom": scriptAllowOOM, "allow-stale": scriptAllowStale,
+	"no-cluster": scriptNoCluster, "allow-cross-slot-keys": scriptAllowCrossSlot,
+}
+
+// script is a compiled script of the cache.
+type script struct {
+	sha     string
+	proto   *lua.FunctionProto
+	shebang bool // declared with #!lua: its flags apply (else Redis's compatibility mode)
+	flags   int
+	size    int // bytes of its body
+}
+
+// scripting is the engine's scripting state; Engine.watchScripting sets
+// it up.
+type scripting struct {
+	mu     sync.RWMutex // guards cache and bytes
+	cache  map[string]*script
+	bytes  int64
+	vms    chan *luaVM               // idle interpreters (see getVM)
+	live   atomic.Int64              // interpreters in existence (INFO used_memory_lua)
+	run    atomic.Pointer[scriptRun] // the script running now, nil when none
+	busyNs atomic.Int64              // busy-reply-threshold in ns (0: never busy)
+}
+
+// luaVMBytes estimates the memory of one idle interpreter with its
+// libraries (measured: see TestLuaVMSize); gopher-lua keeps no count.
+const luaVMBytes = 150 << 10
+
+// watchScripting keeps busy-reply-threshold's hot-path copy current.
+func (e *Engine) watchScripting() {
+	e.scripts.vms = make(chan *luaVM, maxIdleVMs)
+	apply := func(string) { e.scripts.busyNs.Store(e.cfg.Int(config.BusyReplyThreshold) * int64(time.Millisecond)) }
+	apply("")
+	e.cfg.OnChange(config.BusyReplyThreshold, apply)
+}
+
+// lookupScript finds a cached script by its SHA1 (lower case).
+func (e *Engine) lookupScript(sha string) *script {
+	e.scripts.mu.RLock()
+	defer e.scripts.mu.RUnlock()
+	return e.scripts.cache[sha]
+}
+
+// loadScript returns the cached script of body, compiling and caching it
+// first when needed; msg is the error to reply when it does not compile.
+func (e *Engine) loadScript(body []byte) (s *script, msg string) {
+	sha := sha1hex(body)
+	if s := e.lookupScript(sha); s != nil {
+		return s, ""
+	}
+	s = &script{sha: sha, size: len(body)}
+	src := body
+	if len(body) >= 2 && body[0] == '#' && body[1] == '!' {
+		var msg string
+		if s.flags, msg = parseShebang(body); msg != "" {
+			return nil, msg
+		}
+		s.shebang = true
+		// The shebang line is compiled as an empty line, so that line
+		// numbers are the body's.
+		nl := strings.IndexByte(string(body), '\n')
+		src = body[nl:]
+	}
+	proto, cerr := compileScript(src)
+	if cerr != "" {
+		return nil, "ERR Error compiling script (new function): " + cerr
+	}
+	s.proto = proto
+	e.scripts.mu.Lock()
+	defer e.scripts.mu.Unlock()
+	if old := e.scripts.cache[sha]; old != nil {
+		return old, ""
+	}
+	if e.scripts.cache == nil {
+		e.scripts.cache = map[string]*script{}
+	}
+	e.scripts.cache[sha] = s
+	e.scripts.bytes += int64(len(body))
+	return s, ""
+}
+
+// parseShebang reads the flags of a script's "#!lua flags=..." line.
+func parseShebang(body []byte) (flags int, msg string) {
+	nl := strings.IndexByte(string(body), '\n')
+	if nl < 0 {
+		return 0, errShebangInvalid
+	}
+	parts := strings.Fields(string(body[:nl]))
+	if len(parts) == 0 {
+		return 0, errShebangInvalid
+	}
+	if parts[0] != "#!lua" {
+		return 0, "ERR Unexpected engine in script shebang: " + parts[0]
+	}
+	for _, p := range parts[1:] {
+		list, ok := strings.CutPrefix(p, "flags=")
+		if !ok {
+			return 0, "ERR Unknown lua shebang option: " + p
+		}
+		if list == "" {
+			continue
+		}
+		for _, f := range strings.Split(list, ",") {
+			bit, known := scriptFlagNames[f]
+			if !known {
+				return 0, "ERR Unexpected flag in script shebang: " + f
+			}
+			flags |= bit
+		}
+	}
+	return flags, ""
+}
+
+// scriptRun is one run of a script: what redis.call needs, and what other
+// clients see of it (BUSY, SCRIPT KILL).
+type scriptRun struct {
+	c        *Client
+	vm       *luaVM
+	sha      string
+	readOnly bool  // EVAL_RO, or a no-writes script: write commands are refused
+	start    int64 // store clock when it started (Unix ns)
+	proto    int   // redis.setresp's protocol
+
+	mu     sync.Mutex // guards wrote, done and the kill
+	wrote  bool       // it ran a write command: SCRIPT KILL refuses
+	done   bool
+	killed atomic.Bool
+}
+
+// busy reports whether the run has gone past busy-reply-threshold.
+func (r *scriptRun) busy() bool {
+	th := r.c.eng.scripts.busyNs.Load()
+	return th > 0 && r.c.eng.store.Now()-r.start >= th
+}
+
+// setProto switches the protocol the script's commands reply in.
+func (r *scriptRun) setProto(p int) {
+	r.proto = p
+	r.c.mu.Lock()
+	r.c.proto = p
+	r.c.mu.Unlock()
+}
+
+// kill stops the run (SCRIPT KILL); msg is the error when it cannot be.
+func (r *scriptRun) kill() (msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.done:
+		return errNotBusy
+	case r.wrote:
+		return errUnkillable
+	}
+	r.killed.Store(true)
+	r.vm.cancel()
+	return ""
+}
+
+// call runs a command for redis.call, as Redis's scriptCall: msg is the
+// error when the command may not run; otherwise its reply is at the end
+// of the client's buffer, from mark on.
+func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
+	c := r.c
+	cmd := lookupCommand(args[0])
+	if cmd == nil {
+		return 0, errScriptUnknownCmd
+	}
+	target := cmd
+	if cmd.subs != nil && len(args) > 1 {
+		if target = lookupIn(cmd.subs, args[1]); target == nil {
+			return 0, errScriptUnknownCmd
+		}
+	}
+	if !target.arityOK(len(args)) {
+		return 0, errScriptWrongArgs
+	}
+	if target.Flags&FlagNoScript != 0 {
+		return 0, errScriptNotAllowed
+	}
+	if target.Flags&FlagWrite != 0 {
+		if r.readOnly {
+			return 0, errScriptWriteRO
+		}
+		if msg := c.diskError(); msg != "" {
+			return 0, "-" + msg
+		}
+		r.mu.Lock()
+		if r.killed.Load() {
+			r.mu.Unlock()
+			return 0, "-" + errScriptKilled
+		}
+		r.wrote = true
+		r.mu.Unlock()
+	}
+	mark = len(c.Out)
+	c.call(target, args)
+	if c.CloseAfter { // the command's handler panicked
+		c.Out = c.Out[:mark]
+		return 0, sprintf(errPanic, target.Name)
+	}
+	return mark, ""
+}
+
+// EVAL script numkeys [key ...] [arg ...], and EVALSHA sha1 numkeys ...;
+// ro: EVAL_RO and EVALSHA_RO.
+func (c *Client) eval(args [][]byte, bySHA, ro bool) {
+	eng := c.eng
+	if bySHA && len(args[1]) != 40 {
+		c.WriteError(errNoScript)
+		return
+	}
+	numkeys, ok := redisnum.ParseInt(args[2])
+	switch {
+	case !ok:
+		c.WriteError(errNotInt)
+		return
+	case numkeys > int64(len(args)-3):
+		c.WriteError(errEvalTooManyKeys)
+		return
+	case numkeys < 0:
+		c.WriteError(errEvalNegativeKeys)
+		return
+	}
+	var s *script
+	if bySHA {
+		if s = eng.lookupScript(strings.ToLower(string(args[1]))); s == nil {
+			c.WriteError(errNoScript)
+			return
+		}
+	} else {
+		var msg string
+		if s, msg = eng.loadScript(args[1]); msg != "" {
+			c.WriteError(msg)
+			return
+		}
+	}
+	if s.shebang && s.flags&scriptNoWrites == 0 {
+		if msg := c.diskError(); msg != "" {
+			if msg == errBgsaveDisk {
+				c.WriteError(errScriptBgsaveDisk)
+			} else {
+				c.WriteError(errScriptAOFDisk + strings.TrimPrefix(msg, "MISCONF Errors writing to the AOF file: "))
+			}
+			return
+		}
+		if ro {
+			c.WriteError(errScriptROWithWrites)
+			return
+		}
+	}
+	k := 3 + int(numkeys)
+	c.runScript(s, args[3:k], args[k:], ro || s.shebang && s.flags&scriptNoWrites != 0)
+}
+
+// runScript runs s with its KEYS and ARGV, with the shards held, and
+// writes its reply.
+func (c *Client) runScript(s *script, keys, argv [][]byte, readOnly bool) {
+	eng := c.eng
+	vm := eng.getVM()
+	L := vm.L
+	r := &scriptRun{c: c, vm: vm, sha: s.sha, readOnly: readOnly, start: eng.store.Now(), proto: 2}
+	vm.run = r
+	vm.globals.RawSetString("KEYS", luaArray(L, keys))
+	vm.globals.RawSetString("ARGV", luaArray(L, argv))
+	fn := L.NewFunctionFromProto(s.proto)
+	fn.Env = vm.env
+
+	// The commands the script calls run as EXEC's do: shards held, records
+	// collected into one transaction, replies in the script's protocol.
+	wasInExec, req, callerProto := c.inExec, c.req, c.proto
+	c.inExec, c.req = true, nil
+	r.setProto(2)
+	eng.scripts.run.Store(r)
+
+	L.Push(fn)
+	err := L.PCall(0, 1, vm.errFn)
+
+	r.mu.Lock()
+	r.done = true
+	r.mu.Unlock()
+	eng.scripts.run.CompareAndSwap(r, nil)
+	c.inExec, c.req = wasInExec, req
+	c.mu.Lock()
+	c.proto = callerProto
+	c.mu.Unlock()
+	if !wasInExec {
+		c.endTxRecords()
+	}
+	if c.CloseAfter { // a command's handler panicked: its error is the reply
+		vm.broken = true
+	} else if err != nil {
+		vm.broken = true // the error may have come from a Go panic: build a fresh one next time
+		c.writeRunError(s.sha, err)
+	} else {
+		writeLuaReply(c, L.Get(-1), r.proto, 0)
+	}
+	if vm.broken {
+		L.Close()
+		eng.scripts.live.Add(-1)
+		return
+	}
+	vm.reset()
+	eng.putVM(vm)
+}
+
+// maxIdleVMs bounds the interpreters kept idle: as many as scripts can run
+// at once, with room to spare.
+const maxIdleVMs = 64
+
+// getVM takes an idle interpreter, or builds one. The idle ones are kept
+// in a bounded free list rather than a sync.Pool: a pool is emptied by
+// every garbage collection, and building an interpreter (its libraries,
+// its sandbox) costs far more than running a rate limiter's script.
+func (e *Engine) getVM() *luaVM {
+	select {
+	case vm := <-e.scripts.vms:
+		return vm
+	default:
+	}
+	e.scripts.live.Add(1)
+	return newLuaVM()
+}
+
+// putVM returns an interpreter reset for the next run.
+func (e *Engine) putVM(vm *luaVM) {
+	select {
+	case e.scripts.vms <- vm:
+	default:
+		vm.L.Close()
+		e.scripts.live.Add(-1)
+	}
+}
+
+// writeRunError writes the error reply of a failed run, as Redis's
+// luaCallFunction: the error's text, then where the script was.
+func (c *Client) writeRunError(sha string, err error) {
+	var obj lua.LValue = lua.LString(err.Error())
+	if ae, ok := err.(*lua.ApiError); ok {
+		obj = ae.Object
+	}
+	t, ok := obj.(*lua.LTable)
+	if !ok {
+		c.WriteError(sprintf("ERR Error running script %s, %.100s", sha, luaToString(obj)))
+		return
+	}
+	msg, _ := luaBytes(t.RawGetString("err"))
+	src, srcOK := luaBytes(t.RawGetString("source"))
+	line, lineOK := luaBytes(t.RawGetString("line"))
+	out := string(msg)
+	if srcOK && lineOK {
+		out += " script: " + sha + ", on " + string(src) + ":" + string(line) + "."
+	}
+	c.writeScriptError(out)
+}
+
+// writeScriptError writes an error reply whose text a script chose
+// (error_reply, {err=...}): CR and LF become spaces, as Redis's
+// addReplyErrorLength ensures.
+func (c *Client) writeScriptError(msg string) {
+	msg = strings.TrimPrefix(msg, "-")
+	if strings.ContainsAny(msg, "\r\n") {
+		msg = strings.NewReplacer("\r", " ", "\n", " ").Replace(msg)
+	}
+	c.WriteError(msg)
+}
+
+// luaArray makes a Lua array of strings (KEYS, ARGV).
+func luaArray(L *lua.LState, items [][]byte) *lua.LTable {
+	t := L.CreateTable(len(items), 0)
+	for i, b := range items {
+		t.RawSetInt(i+1, lua.LString(b))
+	}
+	return t
+}
+
+// SCRIPT LOAD script
+func cmdScriptLoad(c *Client, args [][]byte) {
+	s, msg := c.eng.loadScript(args[2])
+	if msg != "" {
+		c.WriteError(msg)
+		return
+	}
+	c.WriteBulkString(s.sha)
+}
+
+// SCRIPT EXISTS sha1 [sha1 ...]
+func cmdScriptExists(c *Client, args [][]byte) {
+	c.WriteArray(len(args) - 2)
+	for _, sha := range args[2:] {
+		if c.eng.lookupScript(strings.ToLower(string(sha))) != nil {
+			c.WriteInt(1)
+		} else {
+			c.WriteInt(0)
+		}
+	}
+}
+
+// SCRIPT FLUSH [ASYNC|SYNC]
+func cmdScriptFlush(c *Client, args [][]byte) {
+	if len(args) > 3 || len(args) == 3 && !strings.EqualFold(string(args[2]), "sync") && !strings.EqualFold(string(args[2]), "async") {
+		c.WriteError(errScriptFlushOption)
+		return
+	}
+	sc := &c.eng.scripts
+	sc.mu.Lock()
+	sc.cache, sc.bytes = nil, 0
+	sc.mu.Unlock()
+	c.WriteOK()
+}
+
+// SCRIPT KILL
+func cmdScriptKill(c *Client, args [][]byte) {
+	r := c.eng.scripts.run.Load()
+	if r == nil {
+		c.WriteError(errNotBusy)
+		return
+	}
+	if msg := r.kill(); msg != "" {
+		c.WriteError(msg)
+		return
+	}
+	c.eng.log.Warn("Lua script killed by user with SCRIPT KILL.")
+	c.WriteOK()
+}
+
+// SCRIPT HELP
+func cmdScriptHelp(c *Client, args [][]byte) {
+	lines := []string{
+		"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"DEBUG (YES|SYNC|NO)",
+		"    Set the debug mode for subsequent scripts executed.",
+		"EXISTS <sha1> [<sha1> ...]",
+		"    Return information about the existence of the scripts in the script cache.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Flush the Lua scripts cache. Very dangerous on replicas.",
+		"    When called without the optional mode argument, the behavior is determined by the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the scripts cache.",
+		"    * SYNC: Synchronously flush the scripts cache.",
+		"KILL",
+		"    Kill the currently executing Lua script.",
+		"LOAD <script>",
+		"    Load a script into the scripts cache without executing it.",
+		"HELP",
+		"    Prints this help.",
+	}
+	c.WriteArray(len(lines))
+	for _, l := range lines {
+		c.WriteSimple(l)
+	}
+}
+
+// scriptLog writes a script's redis.log line at level (0 debug … 3
+// warning) to the server log.
+func (e *Engine) scriptLog(level int, msg string) {
+	switch level {
+	case 0:
+		e.log.Debug(msg, "source", "script")
+	case 1:
+		e.log.Debug(msg, "source", "script", "verbose", true)
+	case 2:
+		e.log.Info(msg, "source", "script")
+	default:
+		e.log.Warn(msg, "source", "script")
+	}
+}
+
+// busyScript returns the running script when cmd (with args) must get
+// BUSY because of it: one atomic load when no script runs.
+func (c *Client) busyScript(cmd *Command, args [][]byte) *scriptRun {
+	r := c.eng.scripts.run.Load()
+	if r == nil || r.c == c || allowBusy(cmd, args) || !r.busy() {
+		return nil
+	}
+	return r
+}
+
+// allowBusy reports whether cmd runs while a script is busy.
+func allowBusy(cmd *Command, args [][]byte) bool {
+	if cmd.Flags&FlagAllowBusy != 0 {
+		return true
+	}
+	if cmd.subs != nil && len(args) > 1 {
+		if sub := lookupIn(cmd.subs, args[1]); sub != nil {
+			return sub.Flags&FlagAllowBusy != 0
+		}
+	}
+	return false
+}
+
+// lockBehindScript locks cmd's shards while a script runs (r): it does not
+// wait on the locks the script holds, so that once the script has run
+// past busy-reply-threshold the command gets BUSY instead of waiting for
+// its end, as in Redis. It reports whether the shards are held (false:
+// BUSY was replied).
+func (c *Client) lockBehindScript(r *scriptRun, cmd *Command, args [][]byte) bool {
+	for i := 0; ; i++ {
+		if r == nil {
+			c.lock(cmd, args)
+			return true
+		}
+		if r.c != c && !allowBusy(cmd, args) && r.busy() {
+			cmd.rejected.Add(1)
+			if cmd.Name == "exec" { // refused EXEC discards the transaction, as Redis's execCommandAbort
+				c.tx.reset()
+				c.unwatchAll()
+				c.WriteError(errExecAbortBecause + errBusyScript)
+				return false
+			}
+			c.WriteError(errBusyScript)
+			return false
+		}
+		if c.tryLock(cmd, args) {
+			return true
+		}
+		// Most scripts end within microseconds: yield first, then poll.
+		if i < 16 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(50 * time.Microsecond)
+		}
+		r = c.eng.scripts.run.Load()
+	}
+}
+
+// tryLock locks cmd's shards if none is held by another client, else
+// locks nothing; it reports which.
+func (c *Client) tryLock(cmd *Command, args [][]byte) bool {
+	st := c.eng.store
+	var held []int
+	if cmd.Flags&FlagAllShards != 0 {
+		for i := 0; i < st.NumShards(); i++ {
+			held = append(held, i)
+		}
+	} else {
+		c.keyBuf = cmd.keyIndexes(args, c.keyBuf[:0])
+		held = c.held[:0]
+		for _, i := range c.keyBuf {
+			held = shards.AddLockOrder(held, st.ShardIndex(args[i]))
+		}
+	}
+	for n, s := range held {
+		if !st.TryLock(s) {
+			for i := n - 1; i >= 0; i-- {
+				st.Unlock(held[i])
+			}
+			return false
+		}
+	}
+	if cmd.Flags&FlagAllShards != 0 {
+		c.heldAll = true
+	} else {
+		c.held = held
+	}
+	return true
+}
+
+// scriptMemory returns what INFO's Memory section reports of scripting:
+// the interpreters' estimated memory, and the cached scripts' count and
+// bytes.
+func (e *Engine) scriptMemory() (vmBytes, scripts, scriptBytes int64) {
+	e.scripts.mu.RLock()
+	scripts, scriptBytes = int64(len(e.scripts.cache)), e.scripts.bytes
+	e.scripts.mu.RUnlock()
+	return e.scripts.live.Load() * luaVMBytes, scripts, scriptBytes
+}
