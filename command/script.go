@@ -105,12 +105,14 @@ type script struct {
 // scripting is the engine's scripting state; Engine.watchScripting sets
 // it up.
 type scripting struct {
-	mu     sync.RWMutex // guards cache and bytes
-	cache  map[string]*script
-	bytes  int64
-	vms    chan *luaVM  // idle interpreters (see getVM)
-	live   atomic.Int64 // interpreters in existence (INFO used_memory_lua)
-	busyNs atomic.Int64 // busy-reply-threshold in ns (0: never busy)
+	mu         sync.RWMutex // guards cache and bytes
+	cache      map[string]*script
+	bytes      int64
+	vms        chan *luaVM  // idle interpreters (see getVM)
+	live       atomic.Int64 // interpreters in existence (INFO used_memory_lua)
+	busyNs     atomic.Int64 // busy-reply-threshold in ns (0: never busy)
+	native     atomic.Bool  // lua-native-scripts (script_native.go)
+	nativeRuns atomic.Int64 // scripts run natively
 
 	runMu  sync.Mutex   // guards runs
 	runs   []*scriptRun // the scripts running now
@@ -126,6 +128,7 @@ const luaVMBytes = 150 << 10
 // watchScripting keeps busy-reply-threshold's hot-path copy current.
 func (e *Engine) watchScripting() {
 	e.scripts.vms = make(chan *luaVM, maxIdleVMs)
+	e.watchNative()
 	apply := func(string) { e.scripts.busyNs.Store(e.cfg.Int(config.BusyReplyThreshold) * int64(time.Millisecond)) }
 	apply("")
 	e.cfg.OnChange(config.BusyReplyThreshold, apply)
@@ -355,7 +358,10 @@ func (c *Client) eval(args [][]byte, bySHA, ro bool) {
 		}
 	}
 	k := 3 + int(numkeys)
-	c.runScript(s, args[3:k], args[k:], ro || s.shebang && s.flags&scriptNoWrites != 0)
+	readOnly := ro || s.shebang && s.flags&scriptNoWrites != 0
+	if !c.runNative(s, args[3:k], args[k:], readOnly) {
+		c.runScript(s, args[3:k], args[k:], readOnly)
+	}
 }
 
 // runScript runs s with its KEYS and ARGV, with the shards of its KEYS
