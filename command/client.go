@@ -238,7 +238,7 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 				return
 			}
 		}
-		if c.busyScript(cmd, args) != nil { // refused, as in Redis, rather than queued
+		if c.busyRefused(cmd, args) { // refused, as in Redis, rather than queued
 			c.flagTx()
 			cmd.rejected.Add(1)
 			c.WriteError(errBusyScript)
@@ -328,8 +328,8 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 			return
 		}
 	}
-	if r := c.eng.scripts.run.Load(); r != nil && !c.inExec {
-		if !c.lockBehindScript(r, cmd, args) {
+	if c.eng.scripts.nrun.Load() != 0 && !c.inExec {
+		if !c.lockBehindScripts(cmd, args) {
 			return
 		}
 	} else {

@@ -176,12 +176,17 @@ func (vm *luaVM) reset() {
 	}
 	vm.globals.RawSetString("KEYS", lua.LNil)
 	vm.globals.RawSetString("ARGV", lua.LNil)
+	vm.renewContext()
+	vm.L.SetTop(0)
+	vm.run = nil
+}
+
+// renewContext replaces a cancelled context (a killed or aborted run's).
+func (vm *luaVM) renewContext() {
 	if vm.ctx.Err() != nil {
 		vm.ctx, vm.cancel = context.WithCancel(context.Background())
 		vm.L.SetContext(vm.ctx)
 	}
-	vm.L.SetTop(0)
-	vm.run = nil
 }
 
 // luaPcall is Redis's pcall: an error raised as a table with an err field

@@ -3,22 +3,27 @@ package command
 // Scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, as in Redis 7.0.
 //
 // A script is compiled once, cached by the SHA1 of its body, and run in an
-// interpreter taken from a pool (lua.go). It runs with every shard locked
-// (FlagAllShards), so no other client observes part of it; the commands it
-// calls run through the same command table as a client's (Client.call, with
-// the shards already held, as EXEC's queued commands), and their replies,
-// written into the client's buffer, are read back into Lua values. What
-// they change is journaled as their effects, framed as one transaction
-// (MULTI … EXEC): the log never holds a script, so replaying it rebuilds
-// the same state whatever the clock says then.
+// interpreter taken from a pool (lua.go). The commands it calls run through
+// the same command table as a client's (Client.call, with their shards
+// already held, as EXEC's queued commands), and their replies, written
+// into the client's buffer, are read back into Lua values. What they
+// change is journaled as their effects, framed as one transaction (MULTI
+// … EXEC): the log never holds a script, so replaying it rebuilds the same
+// state whatever the clock says then.
+//
+// Scripts on different shards run in parallel (script_locks.go): a script
+// starts with the shards of its declared KEYS locked and takes the shard
+// of any other key it touches as it goes, without ever waiting for a lower
+// shard than one it holds. When it cannot take one, what it wrote is
+// undone from the keys' prior images and it runs again with every shard
+// locked; no other client can have seen the undone writes.
 //
 // A script running longer than busy-reply-threshold makes other clients'
 // commands fail with BUSY instead of waiting for its locks (Client.call
-// checks for a running script with one atomic load), and SCRIPT KILL stops
+// checks for running scripts with one atomic load), and SCRIPT KILL stops
 // it unless it has written.
 
 import (
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,23 +31,22 @@ import (
 
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/internal/redisnum"
-	"github.com/ratekv/ratekv/shards"
 	lua "github.com/yuin/gopher-lua"
 )
 
 func init() {
 	const group = "scripting"
 	register(
-		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagAllShards | FlagStale, Keys: evalKeys,
+		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale, Keys: evalKeys,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, false, false) },
 			Summary: "Executes a server-side Lua script.", Group: group},
-		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagAllShards | FlagStale, Keys: evalKeys,
+		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale, Keys: evalKeys,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, true, false) },
 			Summary: "Executes a server-side Lua script by SHA1 digest.", Group: group},
-		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagAllShards | FlagStale | FlagReadOnly, Keys: evalKeys,
+		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale | FlagReadOnly, Keys: evalKeys,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, false, true) },
 			Summary: "Executes a read-only server-side Lua script.", Group: group},
-		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagAllShards | FlagStale | FlagReadOnly, Keys: evalKeys,
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale | FlagReadOnly, Keys: evalKeys,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, true, true) },
 			Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Group: group},
 		&Command{Name: "script", Arity: -2, Handler: func(c *Client, args [][]byte) { runSubcommand(c, "script", args) },
@@ -101,13 +105,20 @@ type script struct {
 // scripting is the engine's scripting state; Engine.watchScripting sets
 // it up.
 type scripting struct {
-	mu     sync.RWMutex // guards cache and bytes
-	cache  map[string]*script
-	bytes  int64
-	vms    chan *luaVM               // idle interpreters (see getVM)
-	live   atomic.Int64              // interpreters in existence (INFO used_memory_lua)
-	run    atomic.Pointer[scriptRun] // the script running now, nil when none
-	busyNs atomic.Int64              // busy-reply-threshold in ns (0: never busy)
+	mu         sync.RWMutex // guards cache and bytes
+	cache      map[string]*script
+	bytes      int64
+	vms        chan *luaVM  // idle interpreters (see getVM)
+	live       atomic.Int64 // interpreters in existence (INFO used_memory_lua)
+	busyNs     atomic.Int64 // busy-reply-threshold in ns (0: never busy)
+	native     atomic.Bool  // lua-native-scripts (script_native.go)
+	nativeRuns atomic.Int64 // scripts run natively
+
+	runMu  sync.Mutex   // guards runs
+	runs   []*scriptRun // the scripts running now
+	nrun   atomic.Int32 // len(runs), for the dispatcher's one load
+	oldest atomic.Int64 // start of the oldest running script (store clock, ns)
+	reruns atomic.Int64 // runs undone and run again with every shard locked
 }
 
 // luaVMBytes estimates the memory of one idle interpreter with its
@@ -117,6 +128,7 @@ const luaVMBytes = 150 << 10
 // watchScripting keeps busy-reply-threshold's hot-path copy current.
 func (e *Engine) watchScripting() {
 	e.scripts.vms = make(chan *luaVM, maxIdleVMs)
+	e.watchNative()
 	apply := func(string) { e.scripts.busyNs.Store(e.cfg.Int(config.BusyReplyThreshold) * int64(time.Millisecond)) }
 	apply("")
 	e.cfg.OnChange(config.BusyReplyThreshold, apply)
@@ -213,12 +225,12 @@ type scriptRun struct {
 	wrote  bool       // it ran a write command: SCRIPT KILL refuses
 	done   bool
 	killed atomic.Bool
-}
 
-// busy reports whether the run has gone past busy-reply-threshold.
-func (r *scriptRun) busy() bool {
-	th := r.c.eng.scripts.busyNs.Load()
-	return th > 0 && r.c.eng.store.Now()-r.start >= th
+	// aborted: it needed a shard it could not take in lock order; it is
+	// undone (saved) and run again with every shard locked.
+	aborted bool
+	saved   []savedKey // prior images of the keys it wrote, for the undo
+	need    []int      // shards a command needs (reused)
 }
 
 // setProto switches the protocol the script's commands reply in.
@@ -265,13 +277,19 @@ func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
 	if target.Flags&FlagNoScript != 0 {
 		return 0, errScriptNotAllowed
 	}
-	if target.Flags&FlagWrite != 0 {
+	write := target.Flags&FlagWrite != 0
+	if write {
 		if r.readOnly {
 			return 0, errScriptWriteRO
 		}
 		if msg := c.diskError(); msg != "" {
 			return 0, "-" + msg
 		}
+	}
+	if !c.heldAll && !r.lockKeys(target, args) {
+		return 0, "-" + errScriptKilled // the run is aborted: this error is never seen
+	}
+	if write {
 		r.mu.Lock()
 		if r.killed.Load() {
 			r.mu.Unlock()
@@ -279,6 +297,9 @@ func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
 		}
 		r.wrote = true
 		r.mu.Unlock()
+		if !c.heldAll {
+			r.saveImages(target, args)
+		}
 	}
 	mark = len(c.Out)
 	c.call(target, args)
@@ -337,36 +358,54 @@ func (c *Client) eval(args [][]byte, bySHA, ro bool) {
 		}
 	}
 	k := 3 + int(numkeys)
-	c.runScript(s, args[3:k], args[k:], ro || s.shebang && s.flags&scriptNoWrites != 0)
+	readOnly := ro || s.shebang && s.flags&scriptNoWrites != 0
+	if !c.runNative(s, args[3:k], args[k:], readOnly) {
+		c.runScript(s, args[3:k], args[k:], readOnly)
+	}
 }
 
-// runScript runs s with its KEYS and ARGV, with the shards held, and
-// writes its reply.
+// runScript runs s with its KEYS and ARGV, with the shards of its KEYS
+// held, and writes its reply.
 func (c *Client) runScript(s *script, keys, argv [][]byte, readOnly bool) {
 	eng := c.eng
 	vm := eng.getVM()
 	L := vm.L
-	r := &scriptRun{c: c, vm: vm, sha: s.sha, readOnly: readOnly, start: eng.store.Now(), proto: 2}
-	vm.run = r
-	vm.globals.RawSetString("KEYS", luaArray(L, keys))
-	vm.globals.RawSetString("ARGV", luaArray(L, argv))
-	fn := L.NewFunctionFromProto(s.proto)
-	fn.Env = vm.env
-
 	// The commands the script calls run as EXEC's do: shards held, records
 	// collected into one transaction, replies in the script's protocol.
 	wasInExec, req, callerProto := c.inExec, c.req, c.proto
 	c.inExec, c.req = true, nil
-	r.setProto(2)
-	eng.scripts.run.Store(r)
-
-	L.Push(fn)
-	err := L.PCall(0, 1, vm.errFn)
-
-	r.mu.Lock()
-	r.done = true
-	r.mu.Unlock()
-	eng.scripts.run.CompareAndSwap(r, nil)
+	mark := len(c.Out)
+	start := eng.store.Now()
+	var r *scriptRun
+	var err error
+	for {
+		r = &scriptRun{c: c, vm: vm, sha: s.sha, readOnly: readOnly, start: start, proto: 2}
+		vm.run = r
+		vm.globals.RawSetString("KEYS", luaArray(L, keys))
+		vm.globals.RawSetString("ARGV", luaArray(L, argv))
+		fn := L.NewFunctionFromProto(s.proto)
+		fn.Env = vm.env
+		r.setProto(2)
+		eng.addRun(r)
+		L.Push(fn)
+		err = L.PCall(0, 1, vm.errFn)
+		r.mu.Lock()
+		r.done = true
+		r.mu.Unlock()
+		eng.removeRun(r)
+		if !r.aborted || c.CloseAfter {
+			break
+		}
+		// Undo, and run again holding every shard: it cannot be aborted
+		// then. (Inside EXEC every shard is held already.)
+		r.undo()
+		c.Out = c.Out[:mark]
+		c.tx.recs, c.tx.nrecs = c.tx.recs[:0], 0
+		eng.scripts.reruns.Add(1)
+		c.relockAll()
+		vm.renewContext()
+		L.SetTop(0)
+	}
 	c.inExec, c.req = wasInExec, req
 	c.mu.Lock()
 	c.proto = callerProto
@@ -496,18 +535,27 @@ func cmdScriptFlush(c *Client, args [][]byte) {
 	c.WriteOK()
 }
 
-// SCRIPT KILL
+// SCRIPT KILL kills every running script that has not written; with
+// scripts running in parallel there may be several.
 func cmdScriptKill(c *Client, args [][]byte) {
-	r := c.eng.scripts.run.Load()
-	if r == nil {
-		c.WriteError(errNotBusy)
-		return
+	sc := &c.eng.scripts
+	sc.runMu.Lock()
+	runs := append([]*scriptRun(nil), sc.runs...)
+	sc.runMu.Unlock()
+	msg, killed := errNotBusy, 0
+	for _, r := range runs {
+		switch m := r.kill(); m {
+		case "":
+			killed++
+		case errUnkillable:
+			msg = m
+		}
 	}
-	if msg := r.kill(); msg != "" {
+	if killed == 0 {
 		c.WriteError(msg)
 		return
 	}
-	c.eng.log.Warn("Lua script killed by user with SCRIPT KILL.")
+	c.eng.log.Warn("Lua script killed by user with SCRIPT KILL.", "scripts", killed)
 	c.WriteOK()
 }
 
@@ -551,96 +599,6 @@ func (e *Engine) scriptLog(level int, msg string) {
 	default:
 		e.log.Warn(msg, "source", "script")
 	}
-}
-
-// busyScript returns the running script when cmd (with args) must get
-// BUSY because of it: one atomic load when no script runs.
-func (c *Client) busyScript(cmd *Command, args [][]byte) *scriptRun {
-	r := c.eng.scripts.run.Load()
-	if r == nil || r.c == c || allowBusy(cmd, args) || !r.busy() {
-		return nil
-	}
-	return r
-}
-
-// allowBusy reports whether cmd runs while a script is busy.
-func allowBusy(cmd *Command, args [][]byte) bool {
-	if cmd.Flags&FlagAllowBusy != 0 {
-		return true
-	}
-	if cmd.subs != nil && len(args) > 1 {
-		if sub := lookupIn(cmd.subs, args[1]); sub != nil {
-			return sub.Flags&FlagAllowBusy != 0
-		}
-	}
-	return false
-}
-
-// lockBehindScript locks cmd's shards while a script runs (r): it does not
-// wait on the locks the script holds, so that once the script has run
-// past busy-reply-threshold the command gets BUSY instead of waiting for
-// its end, as in Redis. It reports whether the shards are held (false:
-// BUSY was replied).
-func (c *Client) lockBehindScript(r *scriptRun, cmd *Command, args [][]byte) bool {
-	for i := 0; ; i++ {
-		if r == nil {
-			c.lock(cmd, args)
-			return true
-		}
-		if r.c != c && !allowBusy(cmd, args) && r.busy() {
-			cmd.rejected.Add(1)
-			if cmd.Name == "exec" { // refused EXEC discards the transaction, as Redis's execCommandAbort
-				c.tx.reset()
-				c.unwatchAll()
-				c.WriteError(errExecAbortBecause + errBusyScript)
-				return false
-			}
-			c.WriteError(errBusyScript)
-			return false
-		}
-		if c.tryLock(cmd, args) {
-			return true
-		}
-		// Most scripts end within microseconds: yield first, then poll.
-		if i < 16 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(50 * time.Microsecond)
-		}
-		r = c.eng.scripts.run.Load()
-	}
-}
-
-// tryLock locks cmd's shards if none is held by another client, else
-// locks nothing; it reports which.
-func (c *Client) tryLock(cmd *Command, args [][]byte) bool {
-	st := c.eng.store
-	var held []int
-	if cmd.Flags&FlagAllShards != 0 {
-		for i := 0; i < st.NumShards(); i++ {
-			held = append(held, i)
-		}
-	} else {
-		c.keyBuf = cmd.keyIndexes(args, c.keyBuf[:0])
-		held = c.held[:0]
-		for _, i := range c.keyBuf {
-			held = shards.AddLockOrder(held, st.ShardIndex(args[i]))
-		}
-	}
-	for n, s := range held {
-		if !st.TryLock(s) {
-			for i := n - 1; i >= 0; i-- {
-				st.Unlock(held[i])
-			}
-			return false
-		}
-	}
-	if cmd.Flags&FlagAllShards != 0 {
-		c.heldAll = true
-	} else {
-		c.held = held
-	}
-	return true
 }
 
 // scriptMemory returns what INFO's Memory section reports of scripting:

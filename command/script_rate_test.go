@@ -121,8 +121,9 @@ func TestRedisRateMatchesRedis(t *testing.T) {
 	t.Logf("%d mismatches at boundaries", mismatches)
 }
 
-// redisRateScript is redis_rate v10's allowN script, as its Limiter sends
-// it (EVALSHA of this body).
+// redisRateScript is go-redis/redis_rate v10's allowN script, byte for
+// byte as its Limiter sends it (Copyright (c) 2017 Pavel Pravosud; see
+// TestRedisRateScriptIsNative for its SHA1).
 const redisRateScript = `
 -- this script has side-effects, so it requires replicate commands mode
 redis.replicate_commands()
@@ -137,6 +138,13 @@ local emission_interval = period / rate
 local increment = emission_interval * cost
 local burst_offset = emission_interval * burst
 
+-- redis returns time as an array containing two integers: seconds of the epoch
+-- time (10 digits) and microseconds (6 digits). for convenience we need to
+-- convert them to a floating point number. the resulting number is 16 digits,
+-- bordering on the limits of a 64-bit double-precision floating point number.
+-- adjust the epoch to be relative to Jan 1, 2017 00:00:00 GMT to avoid floating
+-- point problems. this approach is good until "now" is 2,483,228,799 (Wed, 09
+-- Sep 2048 01:46:39 GMT), when the adjusted value is 16 digits.
 local jan_1_2017 = 1483228800
 local now = redis.call("TIME")
 now = (now[1] - jan_1_2017) + (now[2] / 1000000)
@@ -177,26 +185,112 @@ return {cost, remaining, tostring(retry_after), tostring(reset_after)}
 `
 
 // BenchmarkEvalShaRedisRate runs redis_rate's GCRA script by EVALSHA
-// through the dispatcher, over 1024 keys, one op per call.
+// through the dispatcher, over 1024 keys, one op per call: natively and
+// interpreted.
 func BenchmarkEvalShaRedisRate(b *testing.B) {
-	srv := benchServer(b)
-	s, msg := srv.loadScript([]byte(redisRateScript))
-	if msg != "" {
-		b.Fatal(msg)
+	for _, native := range []string{"yes", "no"} {
+		b.Run("native="+native, func(b *testing.B) {
+			srv := benchServer(b)
+			if err := srv.cfg.Set("lua-native-scripts", native); err != nil {
+				b.Fatal(err)
+			}
+			s, msg := srv.loadScript([]byte(redisRateScript))
+			if msg != "" {
+				b.Fatal(msg)
+			}
+			reqs := make([][][]byte, 1024)
+			for i := range reqs {
+				reqs[i] = bs("EVALSHA", s.sha, "1", fmt.Sprintf("rate:%d", i), "100", "100", "1", "1")
+			}
+			c := benchConn(b, srv)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r := reqs[i&1023]
+				c.dispatchCmd(c.Lookup(r[0]), r)
+				if i == 0 && c.Out[0] != '*' {
+					b.Fatalf("reply %q", c.Out)
+				}
+				c.Out = c.Out[:0]
+			}
+		})
 	}
-	reqs := make([][][]byte, 1024)
-	for i := range reqs {
-		reqs[i] = bs("EVALSHA", s.sha, "1", fmt.Sprintf("rate:%d", i), "100", "100", "1", "1")
+}
+
+// TestRedisRateScriptIsNative: the script above is the one native.go
+// recognises, and redis_rate's Limiter runs natively.
+func TestRedisRateScriptIsNative(t *testing.T) {
+	require.Equal(t, redisRateAllowN, sha1hex([]byte(redisRateScript)))
+	ts := newTestServer(t)
+	lim := redis_rate.NewLimiter(ts.client(t, 2))
+	before := ts.srv.scripts.nativeRuns.Load()
+	_, err := lim.Allow(ctx, "n", redis_rate.PerSecond(5))
+	require.NoError(t, err)
+	require.Equal(t, before+1, ts.srv.scripts.nativeRuns.Load())
+}
+
+// TestNativeScriptsMatchInterpreter runs random redis_rate calls (valid
+// arguments and not, stored values of every kind, times advancing by
+// random steps) on two servers with the same clock, one running the
+// script natively and one interpreting it: replies and the keys' states
+// must be byte-equal. RATEKV_NATIVE_SEED replays a seed.
+func TestNativeScriptsMatchInterpreter(t *testing.T) {
+	seed := diffSeed(t, "RATEKV_NATIVE_SEED")
+	rng := rand.New(rand.NewPCG(seed, 3))
+	native, interp := newTestServer(t), newTestServer(t, "lua-native-scripts", "no")
+	base := time.Now().UnixNano()
+	native.clock.ns.Store(base)
+	interp.clock.ns.Store(base)
+	a, b := native.raw(t), interp.raw(t)
+	for _, r := range []*rawConn{a, b} {
+		require.Equal(t, "$40\r\n"+redisRateAllowN+"\r\n", r.do("SCRIPT", "LOAD", redisRateScript))
 	}
-	c := benchConn(b, srv)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		r := reqs[i&1023]
-		c.dispatchCmd(c.Lookup(r[0]), r)
-		if i == 0 && c.Out[0] != '*' {
-			b.Fatalf("reply %q", c.Out)
+	pick := func(list ...string) string { return list[rng.IntN(len(list))] }
+	number := func(plain ...string) string {
+		if rng.IntN(8) == 0 {
+			return pick("abc", "", " 5", "007", "0x10", "1e999", "-0", "-0.0", "inf", "nan", "5.", ".5", "1e", "+3", "1_0")
 		}
-		c.Out = c.Out[:0]
+		return pick(plain...)
 	}
+	keys := []string{"k0", "k1", "k2"}
+	before := native.srv.scripts.nativeRuns.Load()
+	for i := 0; i < 3000; i++ {
+		step := time.Duration(rng.IntN(3)) * time.Duration(rng.IntN(800000)) * time.Microsecond
+		if rng.IntN(5) == 0 {
+			step += time.Duration(rng.IntN(1000))
+		}
+		native.clock.Advance(step)
+		interp.clock.Advance(step)
+		key := keys[rng.IntN(len(keys))]
+		var args []string
+		switch rng.IntN(20) {
+		case 0: // a stored value the script may not read as a number
+			args = []string{"SET", key, pick("abc", "-0", "1e999", "12.5", "0x10", " 7", "276771234.5")}
+		case 1:
+			args = []string{"DEL", key}
+		case 2:
+			args = []string{"ZADD", key, "1", "m"}
+		default:
+			cmd := "EVALSHA"
+			if rng.IntN(15) == 0 {
+				cmd = "EVALSHA_RO"
+			}
+			args = []string{cmd, redisRateAllowN, "1", key,
+				number("1", "5", "10", "100", "3", "2.5", "1e3", "0"),
+				number("1", "5", "10", "1000", "7", "0.5", "3"),
+				number("1", "60", "0.5", "3600", "2", "1e-3"),
+				number("1", "2", "0", "5", "3", "0.25", "-1", "100")}
+			if rng.IntN(25) == 0 {
+				args = append(args, "extra")
+			}
+		}
+		have, want := a.do(args...), b.do(args...)
+		require.Equal(t, want, have, "step %d: %q", i, args)
+		for _, c := range []string{"GET", "PTTL", "TYPE"} {
+			require.Equal(t, b.do(c, key), a.do(c, key), "step %d: %s %s after %q", i, c, key, args)
+		}
+	}
+	runs := native.srv.scripts.nativeRuns.Load() - before
+	t.Logf("%d calls ran natively", runs)
+	require.Greater(t, runs, int64(600))
 }

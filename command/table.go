@@ -25,6 +25,7 @@ const (
 	FlagDiskSignal                  // refused with the writes while the disk fails, though it writes nothing (PING, as in Redis: a health check sees the failure)
 	FlagNoScript                    // refused inside a script (redis.call), as Redis's noscript
 	FlagAllowBusy                   // runs while a script is busy (past busy-reply-threshold) instead of getting BUSY, as Redis's allow_busy
+	FlagScript                      // runs a script, which may touch keys it did not declare: EXEC locks every shard for it
 )
 
 var flagNames = []struct {

@@ -178,7 +178,7 @@ func cmdExec(c *Client, args [][]byte) {
 	for i, cmd := range tx.cmds {
 		cargs := tx.args[first : first+tx.nargs[i]]
 		first += tx.nargs[i]
-		if cmd.Flags&FlagAllShards != 0 {
+		if cmd.Flags&(FlagAllShards|FlagScript) != 0 {
 			all = true
 			break
 		}

@@ -100,6 +100,7 @@ var (
 	ZSetMaxListpackEntries   = IntKey{newKey("zset-max-listpack-entries", kindInt)}
 	ZSetMaxListpackValue     = IntKey{newKey("zset-max-listpack-value", kindInt)}
 	BusyReplyThreshold       = IntKey{newKey("busy-reply-threshold", kindInt)}
+	LuaNativeScripts         = BoolKey{newKey("lua-native-scripts", kindBool)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the
