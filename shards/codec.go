@@ -21,6 +21,9 @@ package shards
 //	              uvarint delta from the previous run, each followed by a
 //	              uvarint count-1
 //	0x05 swindow  varint start, varint cur, varint prev
+//	0x06 hash     uvarint count (>= 1), then count × (uvarint length,
+//	              field, uvarint length, value); a compact hash's fields
+//	              in their order, a large one's sorted
 //
 // Times in values (a sliding log's timestamps in µs, a sliding window's
 // start in ms) lie within ±2^61 (maxTime); a sliding window's counts are
@@ -49,6 +52,7 @@ const (
 	tagZSet          byte = 0x03
 	tagSlidingLog    byte = 0x04
 	tagSlidingWindow byte = 0x05
+	tagHash          byte = 0x06
 )
 
 // maxTime bounds the times a decoded value holds, on either side of the
@@ -98,6 +102,8 @@ func (s *Store) setValue(key []byte, e *Entry, v *Value) {
 		s.SetInt(e, v.num)
 	case v.kind == KindString:
 		s.SetBytes(key, e, v.str)
+	case v.kind == KindHash:
+		s.setRefVal(key, e, v.kind, refVal{obj: v.obj, str: v.str})
 	default:
 		s.SetObject(key, e, v.kind, v.obj)
 	}
@@ -140,6 +146,8 @@ func (s *Store) AppendValue(dst []byte, e *Entry) []byte {
 		dst = binary.AppendVarint(dst, w.Start)
 		dst = binary.AppendVarint(dst, w.Cur)
 		return binary.AppendVarint(dst, w.Prev)
+	case KindHash:
+		return appendHash(append(dst, tagHash), s.Hash(e))
 	}
 	panic("shards: no value encoding for kind " + e.Kind().String())
 }
@@ -326,6 +334,9 @@ func (d *decoder) value() Value {
 			d.fail()
 		}
 		return Value{kind: KindSlidingWindow, obj: w}
+	case tagHash:
+		r := d.hash()
+		return Value{kind: KindHash, obj: r.obj, str: r.str}
 	}
 	d.fail()
 	return Value{}

@@ -16,6 +16,7 @@ const (
 	KindZSet
 	KindSlidingLog
 	KindSlidingWindow
+	KindHash
 )
 
 // String returns the name TYPE replies with.
@@ -29,6 +30,8 @@ func (k Kind) String() string {
 		return "sllog"
 	case KindSlidingWindow:
 		return "swcounter"
+	case KindHash:
+		return "hash"
 	}
 	return "none"
 }

@@ -456,13 +456,18 @@ func (s *Store) SetBytes(key []byte, e *Entry, b []byte) {
 // SetObject makes e, the entry of key, hold obj, of kind k (a sorted set, a
 // sliding log, …).
 func (s *Store) SetObject(key []byte, e *Entry, k Kind, obj any) {
+	s.setRefVal(key, e, k, refVal{obj: obj})
+}
+
+// setRefVal makes e, the entry of key, a reference of kind k to v, reusing
+// e's reference slot when it has one.
+func (s *Store) setRefVal(key []byte, e *Entry, k Kind, v refVal) {
 	if e.form() == formRef {
-		r := s.ref(e)
-		*r = refVal{obj: obj}
+		*s.ref(e) = v
 		e.setMeta(k, formRef)
 		return
 	}
-	s.setRef(key, e, k, refVal{obj: obj})
+	s.setRef(key, e, k, v)
 }
 
 // setRef stores v in a new reference of key's shard and points e at it.

@@ -40,6 +40,10 @@ func TestTouchChangesNothing(t *testing.T) {
 	l.Add(now*1000, 3)
 	s.SetObject([]byte("sl"), put("sl"), KindSlidingLog, l)
 	s.SetObject([]byte("sl-empty"), put("sl-empty"), KindSlidingLog, &SlidingLog{})
+	s.NewHash([]byte("h"), put("h")).Set([]byte("tokens"), []byte("9"))
+	big := s.NewHash([]byte("hbig"), put("hbig"))
+	big.Reserve(1000)
+	big.Set([]byte("f"), []byte("v"))
 	gone := put("expired")
 	s.SetInt(gone, 1)
 	s.SetExpire([]byte("expired"), gone, now-1)
@@ -53,7 +57,7 @@ func TestTouchChangesNothing(t *testing.T) {
 	for i, keys := range [][]string{
 		nil,
 		{"n"},
-		{"n", "short", "long", string(long), "z", "sl", "sl-empty", "expired", "sl-moved", "absent", "absent-2"},
+		{"n", "short", "long", string(long), "z", "sl", "sl-empty", "h", "hbig", "expired", "sl-moved", "absent", "absent-2"},
 		{"sl", "sl", "sl"}, // repeated keys: one lock per shard all the same
 	} {
 		bk := make([][]byte, len(keys))
@@ -99,7 +103,7 @@ func TestTouchConcurrentWithWriters(t *testing.T) {
 				if hi != lo {
 					s.Lock(hi)
 				}
-				switch i % 6 {
+				switch i % 7 {
 				case 0:
 					e, _ := s.Put(k, now)
 					s.SetInt(e, int64(i))
@@ -124,6 +128,13 @@ func TestTouchConcurrentWithWriters(t *testing.T) {
 						z := NewZSet(1, 4)
 						z.Add(1, []byte("m"), 0)
 						s.SetObject(k, e, KindZSet, z)
+					}
+				case 6:
+					if e := s.Lookup(k, now); e != nil && e.Kind() == KindHash {
+						s.Hash(e).Set([]byte(fmt.Sprint("f", i%50)), []byte("v"))
+					} else {
+						e, _ := s.Put(k, now)
+						s.NewHash(k, e).Set([]byte("f"), []byte("v"))
 					}
 				}
 				if hi != lo {
