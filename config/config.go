@@ -64,6 +64,8 @@ var Params = []Param{
 	{Name: "databases", Default: "1", Usage: "number of databases (ratekv has only db 0)", Check: oneOf("1")},
 	{Name: "zset-max-listpack-entries", Alias: "zset-max-ziplist-entries", Default: "128", Mutable: true, Usage: "sorted sets with at most this many members use the compact encoding", Check: intRange(0, math.MaxInt64)},
 	{Name: "zset-max-listpack-value", Alias: "zset-max-ziplist-value", Default: "64", Mutable: true, Usage: "sorted sets whose members are all at most this long (bytes) use the compact encoding (a memory value, as in Redis)", Check: memRange(0, math.MaxInt64)},
+	{Name: "hash-max-listpack-entries", Alias: "hash-max-ziplist-entries", Default: "512", Mutable: true, Usage: "hashes with at most this many fields use the compact encoding", Check: intRange(0, math.MaxInt64)},
+	{Name: "hash-max-listpack-value", Alias: "hash-max-ziplist-value", Default: "64", Mutable: true, Usage: "hashes whose fields and values are all at most this long (bytes) use the compact encoding (a memory value, as in Redis)", Check: memRange(0, math.MaxInt64)},
 }
 
 // Lookup returns the parameter named name (case-insensitive).

@@ -96,6 +96,8 @@ var (
 	Databases                = IntKey{newKey("databases", kindInt)}
 	ZSetMaxListpackEntries   = IntKey{newKey("zset-max-listpack-entries", kindInt)}
 	ZSetMaxListpackValue     = IntKey{newKey("zset-max-listpack-value", kindInt)}
+	HashMaxListpackEntries   = IntKey{newKey("hash-max-listpack-entries", kindInt)}
+	HashMaxListpackValue     = IntKey{newKey("hash-max-listpack-value", kindInt)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the
