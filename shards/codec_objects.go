@@ -166,3 +166,36 @@ func (d *decoder) hash() refVal {
 	}
 	return *h.r()
 }
+
+// appendList appends a list's element count and its elements from the
+// head.
+func appendList(dst []byte, l List) []byte {
+	dst = binary.AppendUvarint(dst, uint64(l.Len()))
+	l.Walk(0, false, func(e Elem) bool {
+		dst = binary.AppendUvarint(dst, uint64(e.Len()))
+		dst = e.AppendTo(dst)
+		return true
+	})
+	return dst
+}
+
+// list decodes a list, in the encoding Redis would pick for it. No
+// element at all is bad data, as for sorted sets.
+func (d *decoder) list() refVal {
+	n := d.length(1)
+	if d.err == nil && n == 0 {
+		d.fail()
+	}
+	if d.err != nil {
+		return refVal{}
+	}
+	l := newListValue()
+	for i := 0; i < n; i++ {
+		b := d.bytes()
+		if d.err != nil {
+			return refVal{}
+		}
+		l.Push(b, false)
+	}
+	return *l.r()
+}

@@ -17,6 +17,7 @@ const (
 	KindSlidingLog
 	KindSlidingWindow
 	KindHash
+	KindList
 )
 
 // String returns the name TYPE replies with.
@@ -32,6 +33,8 @@ func (k Kind) String() string {
 		return "swcounter"
 	case KindHash:
 		return "hash"
+	case KindList:
+		return "list"
 	}
 	return "none"
 }

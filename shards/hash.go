@@ -40,36 +40,21 @@ func SetHashLimits(maxEntries, maxValue int64) { hashLimits.set(min(maxEntries, 
 // hlpHeader is the size of the compact encoding's field count.
 const hlpHeader = 4
 
-// Hash is a handle on a hash: the reference slot that holds it. It is
-// valid while the key's shard is locked and the key holds the hash (slots
-// do not move while a command runs, even when the shard's reference table
-// grows). Not safe for concurrent use.
-type Hash struct {
-	refs *[]refVal
-	i    uint32
-}
+// Hash is a handle on a hash: the reference slot that holds it (see
+// slotRef). Not safe for concurrent use.
+type Hash struct{ slotRef }
 
 // Hash returns the hash of e, which must be of KindHash. Requires e's
 // shard held.
-func (s *Store) Hash(e *Entry) Hash {
-	return Hash{&s.shards[uint64(e.num)>>32].refs, uint32(e.num)}
-}
+func (s *Store) Hash(e *Entry) Hash { return Hash{s.slotOf(e)} }
 
 // NewHash makes e, the entry of key, an empty hash and returns it. The
 // caller adds a field before it unlocks: no key holds an empty hash.
 // Requires key's shard held.
-func (s *Store) NewHash(key []byte, e *Entry) Hash {
-	s.setRefVal(key, e, KindHash, refVal{})
-	return s.Hash(e)
-}
+func (s *Store) NewHash(key []byte, e *Entry) Hash { return Hash{s.newSlot(key, e, KindHash)} }
 
 // newHashValue returns a hash that belongs to no key, for the decoder.
-func newHashValue() Hash {
-	refs := make([]refVal, 1)
-	return Hash{&refs, 0}
-}
-
-func (h Hash) r() *refVal { return &(*h.refs)[h.i] }
+func newHashValue() Hash { return Hash{looseSlot()} }
 
 // hbig is the large encoding.
 type hbig = oaTable[hslot]

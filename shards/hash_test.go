@@ -81,7 +81,7 @@ var hvalues = append(slices.Clone(zmembers), "9", "63", "64", "-64", "1.5", "179
 func TestHashModel(t *testing.T) {
 	defer SetHashLimits(512, 64)
 	limits := []modelLimits{{"compact", 1 << 20, 1 << 20}, {"big", 0, 0}, {"converting", 12, 100}}
-	runModel(t, limits, SetHashLimits, 30, 300, func(rnd *rand.Rand) func(int) {
+	runModel(t, limits, SetHashLimits, 30, 300, func(t *testing.T, rnd *rand.Rand) func(int) {
 		h, m := newHashValue(), newHmodel()
 		return func(step int) { hashModelStep(t, rnd, h, m, step) }
 	})

@@ -16,9 +16,10 @@ type modelLimits struct {
 
 // runModel runs a model test under each setting of limits (applied with
 // set): rounds fresh collections, each driven through steps random
-// operations by the step function that start returns. The seed is logged.
+// operations by the step function that start returns for the subtest. The
+// seed is logged.
 func runModel(t *testing.T, limits []modelLimits, set func(entries, values int64), rounds, steps int,
-	start func(rnd *rand.Rand) func(step int)) {
+	start func(t *testing.T, rnd *rand.Rand) func(step int)) {
 	for _, lim := range limits {
 		t.Run(lim.name, func(t *testing.T) {
 			seed := rand.Uint64()
@@ -26,7 +27,7 @@ func runModel(t *testing.T, limits []modelLimits, set func(entries, values int64
 			rnd := rand.New(rand.NewPCG(seed, uint64(len(lim.name))))
 			set(lim.entries, lim.values)
 			for round := 0; round < rounds; round++ {
-				step := start(rnd)
+				step := start(t, rnd)
 				for i := 0; i < steps; i++ {
 					step(round*1000 + i)
 				}

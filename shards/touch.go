@@ -5,8 +5,8 @@ package shards
 // there. The point is overlap. A lookup is a chain of dependent cache
 // misses (index word, entry; for a sliding log also its reference slot,
 // its header and the end of its timestamps; for a sorted set its
-// reference slot, header and listpack; for a compact hash its reference
-// slot and bytes), and a batch run one command
+// reference slot, header and listpack; for a compact hash or list its
+// reference slot and bytes), and a batch run one command
 // at a time waits for each miss in turn. Here every step of the chain is
 // one loop over all the keys: the loads of a loop do not depend on each
 // other, so the CPU keeps many of them in flight at once, and the next
@@ -65,12 +65,13 @@ func (s *Store) Touch(keys [][]byte, sc *TouchScratch) uint64 {
 		case *ZSet:
 			sc.zset = append(sc.zset, o)
 		case nil:
-			if e.Kind() != KindString && len(r.str) > 0 { // a compact hash
+			if e.Kind() != KindString && len(r.str) > 0 { // a compact hash or list
 				sc.packed = append(sc.packed, r.str)
 			}
 		}
 	}
-	// Compact hashes: the start of their bytes, where every walk begins.
+	// Compact hashes and lists: the start of their bytes, where every walk
+	// begins.
 	for _, b := range sc.packed {
 		sink += uint64(b[0])
 	}

@@ -44,6 +44,7 @@ func TestTouchChangesNothing(t *testing.T) {
 	big := s.NewHash([]byte("hbig"), put("hbig"))
 	big.Reserve(1000)
 	big.Set([]byte("f"), []byte("v"))
+	s.NewList([]byte("l"), put("l")).Push([]byte("1795307408539667"), true)
 	gone := put("expired")
 	s.SetInt(gone, 1)
 	s.SetExpire([]byte("expired"), gone, now-1)
@@ -57,7 +58,7 @@ func TestTouchChangesNothing(t *testing.T) {
 	for i, keys := range [][]string{
 		nil,
 		{"n"},
-		{"n", "short", "long", string(long), "z", "sl", "sl-empty", "h", "hbig", "expired", "sl-moved", "absent", "absent-2"},
+		{"n", "short", "long", string(long), "z", "sl", "sl-empty", "h", "hbig", "l", "expired", "sl-moved", "absent", "absent-2"},
 		{"sl", "sl", "sl"}, // repeated keys: one lock per shard all the same
 	} {
 		bk := make([][]byte, len(keys))
@@ -103,7 +104,7 @@ func TestTouchConcurrentWithWriters(t *testing.T) {
 				if hi != lo {
 					s.Lock(hi)
 				}
-				switch i % 7 {
+				switch i % 8 {
 				case 0:
 					e, _ := s.Put(k, now)
 					s.SetInt(e, int64(i))
@@ -128,6 +129,13 @@ func TestTouchConcurrentWithWriters(t *testing.T) {
 						z := NewZSet(1, 4)
 						z.Add(1, []byte("m"), 0)
 						s.SetObject(k, e, KindZSet, z)
+					}
+				case 7:
+					if e := s.Lookup(k, now); e != nil && e.Kind() == KindList {
+						s.List(e).Push([]byte(fmt.Sprint(i)), i%2 == 0)
+					} else {
+						e, _ := s.Put(k, now)
+						s.NewList(k, e).Push([]byte("x"), true)
 					}
 				case 6:
 					if e := s.Lookup(k, now); e != nil && e.Kind() == KindHash {

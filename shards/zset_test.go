@@ -84,7 +84,7 @@ var zmembers = func() []string {
 func TestZSetModel(t *testing.T) {
 	defer SetZSetLimits(128, 64)
 	limits := []modelLimits{{"compact", 1 << 20, 1 << 20}, {"big", 0, 0}, {"converting", 12, 40}}
-	runModel(t, limits, SetZSetLimits, 30, 400, func(rnd *rand.Rand) func(int) {
+	runModel(t, limits, SetZSetLimits, 30, 400, func(t *testing.T, rnd *rand.Rand) func(int) {
 		z := NewZSet(0, 0)
 		model := zmodel{}
 		return func(step int) { zsetModelStep(t, rnd, z, model, step) }
