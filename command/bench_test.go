@@ -26,19 +26,29 @@ func benchServer(b *testing.B) *Engine {
 
 // BenchmarkDispatch runs one command per op through the dispatcher, in
 // parallel, over 1024 keys. Compare allocs/op: the targets are 0 for GET,
-// SET (on existing keys), INCR and CL.THROTTLE.
+// SET (on existing keys), INCR, CL.THROTTLE and the hash commands on
+// existing small hashes.
 func BenchmarkDispatch(b *testing.B) {
+	bucket := func(i int) [][]byte {
+		return [][]byte{[]byte("HSET"), benchKey(i), []byte("tokens"), []byte("9"), []byte("ts"), []byte("1795307408539")}
+	}
 	cases := []struct {
 		name string
 		args func(i int) [][]byte
+		warm func(i int) [][]byte // creates the keys; nil: args itself
 	}{
-		{"PING", func(int) [][]byte { return [][]byte{[]byte("PING")} }},
-		{"SET", func(i int) [][]byte { return [][]byte{[]byte("SET"), benchKey(i), []byte("xyz")} }},
-		{"GET", func(i int) [][]byte { return [][]byte{[]byte("GET"), benchKey(i)} }},
-		{"INCR", func(i int) [][]byte { return [][]byte{[]byte("INCR"), benchKey(i)} }},
+		{"PING", func(int) [][]byte { return [][]byte{[]byte("PING")} }, nil},
+		{"SET", func(i int) [][]byte { return [][]byte{[]byte("SET"), benchKey(i), []byte("xyz")} }, nil},
+		{"GET", func(i int) [][]byte { return [][]byte{[]byte("GET"), benchKey(i)} }, nil},
+		{"INCR", func(i int) [][]byte { return [][]byte{[]byte("INCR"), benchKey(i)} }, nil},
 		{"CL.THROTTLE", func(i int) [][]byte {
 			return [][]byte{[]byte("CL.THROTTLE"), benchKey(i), []byte("100"), []byte("1000"), []byte("1")}
-		}},
+		}, nil},
+		// A token bucket's hash: its write, its read and its refill.
+		{"HSET", bucket, nil},
+		{"HGET", func(i int) [][]byte { return [][]byte{[]byte("HGET"), benchKey(i), []byte("ts")} }, bucket},
+		{"HMGET", func(i int) [][]byte { return [][]byte{[]byte("HMGET"), benchKey(i), []byte("tokens"), []byte("ts")} }, bucket},
+		{"HINCRBY", func(i int) [][]byte { return [][]byte{[]byte("HINCRBY"), benchKey(i), []byte("tokens"), []byte("1")} }, bucket},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
@@ -49,7 +59,10 @@ func BenchmarkDispatch(b *testing.B) {
 				reqs[i] = bc.args(i)
 			}
 			warm := benchConn(b, srv)
-			for _, r := range reqs {
+			for i, r := range reqs {
+				if bc.warm != nil {
+					r = bc.warm(i)
+				}
 				warm.dispatchCmd(warm.Lookup(r[0]), r)
 			}
 			b.ReportAllocs()

@@ -338,7 +338,7 @@ func (g *cmdGen) next() []string {
 		// Always a MATCH: the servers order the keys of a reply differently.
 		args := a("SCAN", g.pick("0", "0", "abc", "-1x", " 0"), "COUNT", g.pick("100000", "0", "x"), "MATCH", g.pattern())
 		if g.rng.IntN(3) == 0 {
-			args = append(args, "TYPE", g.pick("string", "STRING", "zset", "list", "none"))
+			args = append(args, "TYPE", g.pick("string", "STRING", "zset", "hash", "list", "none"))
 		}
 		if g.rng.IntN(8) == 0 {
 			args = append(args, g.pick("MATCH", "FOO"))

@@ -2,9 +2,11 @@ package command
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +83,41 @@ func (d *differ) check(args []string) {
 	if d.failures >= d.maxFails {
 		d.t.FailNow()
 	}
+}
+
+// diffOverLimits runs a family's differential test under each value of
+// its encoding-limit parameter param (set on both servers; redis-server's
+// restored afterwards), in RESP2 and RESP3, each run on a flushed
+// keyspace: run sends the commands through d, whose normalize comes from
+// normalize(value).
+func diffOverLimits(t *testing.T, addr, param string, values []string,
+	normalize func(value string) func(args []string, have, want string) (string, string),
+	run func(t *testing.T, d *differ, value string, proto int)) {
+	t.Helper()
+	admin := dialRaw(t, addr)
+	old := admin.do("CONFIG", "GET", param)
+	t.Cleanup(func() {
+		if f := strings.Split(old, "\r\n"); len(f) >= 5 {
+			admin.do("CONFIG", "SET", param, f[4])
+		}
+	})
+	ts := newTestServer(t)
+	label := param[strings.LastIndexByte(param, '-')+1:]
+	for _, v := range values {
+		for _, proto := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s=%s/RESP%d", label, v, proto), func(t *testing.T) {
+				d := &differ{t: t, real: dialRaw(t, addr), ours: ts.raw(t), maxFails: 20, normalize: normalize(v)}
+				for _, r := range []*rawConn{d.real, d.ours} {
+					require.Equal(t, "+OK\r\n", r.do("FLUSHALL"))
+					require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", param, v))
+					if proto == 3 {
+						require.True(t, strings.HasPrefix(r.do("HELLO", "3"), "%"))
+					}
+				}
+				run(t, d, v, proto)
+				t.Logf("%d commands compared", d.steps)
+			})
+		}
+	}
+	ts.raw(t).do("CONFIG", "SET", param, values[0])
 }

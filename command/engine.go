@@ -104,9 +104,12 @@ func (e *Engine) TotalCommands() int64 { return e.totalCommands.Load() }
 // and registers the change hooks that keep each one current.
 func (e *Engine) watchConfig() {
 	cfg := e.cfg
-	// Process-wide: the sorted-set code reads them on every insertion.
+	// Process-wide: the sorted-set and hash code read them on every insertion.
 	zset := func() {
 		shards.SetZSetLimits(cfg.Int(config.ZSetMaxListpackEntries), cfg.Int(config.ZSetMaxListpackValue))
+	}
+	hash := func() {
+		shards.SetHashLimits(cfg.Int(config.HashMaxListpackEntries), cfg.Int(config.HashMaxListpackValue))
 	}
 	for _, w := range []struct {
 		key   config.Key
@@ -120,6 +123,8 @@ func (e *Engine) watchConfig() {
 		}},
 		{config.ZSetMaxListpackEntries, zset},
 		{config.ZSetMaxListpackValue, zset},
+		{config.HashMaxListpackEntries, hash},
+		{config.HashMaxListpackValue, hash},
 	} {
 		w.apply()
 		cfg.OnChange(w.key, func(string) { w.apply() })

@@ -89,7 +89,7 @@ const (
 	errClientAttr   = "ERR %s cannot contain spaces, newlines or special characters."
 	errClientType   = "ERR Unknown client type '%s'"
 	errNoSuchUser   = "ERR No such user '%s'"
-	errRandTooBig   = "ERR ZRANDMEMBER reply too large (over %d MB): ask for fewer members"
+	errRandTooBig   = "ERR %s reply too large (over %d MB): ask for fewer %s"
 	errMgetTooBig   = "ERR MGET reply too large (over %d MB): ask for fewer keys"
 	errExecTooBig   = "ERR EXEC reply too large (over %d MB): the transaction ran, its replies are dropped"
 	errClientID     = "ERR Invalid client ID"
@@ -137,6 +137,10 @@ const (
 	errScriptWrongArgs  = "Wrong number of args calling Redis command from script"
 	errScriptNotAllowed = "This Redis command is not allowed from script"
 	errScriptWriteRO    = "Write commands are not allowed from read-only scripts."
+	// Hashes (src/t_hash.c).
+	errHashNotInt   = "ERR hash value is not an integer"
+	errHashNotFloat = "ERR hash value is not a float"
+	errNaNOrInf     = "ERR value is NaN or Infinity"
 
 	// Protocol errors: the client is told, then disconnected.
 	errMultiQueueLimit = "ERR the MULTI queue exceeds client-query-buffer-limit (%d bytes); closing connection"

@@ -15,20 +15,21 @@ import (
 )
 
 // Differential test of the command families together: the string and key
-// commands of TestDiffRedis and the sorted-set commands of TestZsetDiffRedis
-// on one keyspace, keys of one family sometimes sent to the other's (so
-// WRONGTYPE, RENAME and DEL cross types), random runs of them inside
-// MULTI/EXEC or DISCARD, with WATCH, and a second client that writes
-// between WATCH and EXEC. Every reply, the second client's included, must
-// be byte-equal to redis-server's.
+// commands of TestDiffRedis, the sorted-set commands of TestZsetDiffRedis
+// and the hash commands of TestHashDiffRedis on one keyspace, keys of one
+// family sometimes sent to another's (so WRONGTYPE, RENAME and DEL cross
+// types), random runs of them inside MULTI/EXEC or DISCARD, with WATCH, and
+// a second client that writes between WATCH and EXEC. Every reply, the
+// second client's included, must be byte-equal to redis-server's.
 //
 //	RATEKV_REDIS_ADDR=127.0.0.1:6379 go test ./command/ -run TestMixedDiffRedis -v
 //
 // RATEKV_MDIFF_SEED replays a seed; the seed in use is logged. Without
-// RATEKV_REDIS_ADDR the test is skipped. The limits of the two generators
-// hold here too (see diff_test.go and zset_diff_test.go): INCRBYFLOAT only
-// on its own key, lex ranges only on the key whose scores are all 0, time
-// compared within the time elapsed.
+// RATEKV_REDIS_ADDR the test is skipped. The limits of the generators hold
+// here too (see diff_test.go, zset_diff_test.go and hash_diff_test.go):
+// INCRBYFLOAT only on its own key, lex ranges only on the key whose scores
+// are all 0, time compared within the time elapsed, hashes in the compact
+// encoding (Redis's default limits) so that both list fields in one order.
 
 // mdiffSteps is how many random steps (a command, or a transaction) each
 // protocol gets; mdiffTime bounds each protocol's run.
@@ -48,7 +49,8 @@ func TestMixedDiffRedis(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(proto)))
 			g := &mixGen{rng: rng,
 				s: &cmdGen{rng: rng, nowS: start.Unix(), zset: true},
-				z: &zgen{rng: rng}}
+				z: &zgen{rng: rng},
+				h: &hgen{rng: rng}}
 			normalize := func(args []string, have, want string) (string, string) {
 				return mdiffNormalize(start, args, have, want)
 			}
@@ -86,9 +88,12 @@ func TestMixedDiffRedis(t *testing.T) {
 			for _, k := range mdiffKeys {
 				da.check(a("TYPE", k))
 				da.check(a("PTTL", k))
-				if r := da.real.do("TYPE", k); r == "+zset\r\n" {
+				switch da.real.do("TYPE", k) {
+				case "+zset\r\n":
 					da.check(a("ZRANGE", k, "0", "-1", "WITHSCORES"))
-				} else {
+				case "+hash\r\n":
+					da.check(a("HGETALL", k))
+				default:
 					da.check(a("MGET", k))
 				}
 			}
@@ -98,24 +103,32 @@ func TestMixedDiffRedis(t *testing.T) {
 }
 
 // mdiffKeys are all the keys the mixed generator touches.
-var mdiffKeys = append(append([]string{"zk", "zk2", "zk3", "fresh"}, diffAllKeys...), "z1", "z2", "z3", "zl", "str", "nokey")
+var mdiffKeys = append(append([]string{"zk", "zk2", "zk3", "fresh"}, diffAllKeys...), "z1", "z2", "z3", "zl", "str", "nokey", "z", "h1", "h2", "h3")
 
-// mixGen draws commands from the string generator s and the sorted-set
-// generator z, and transactions of them.
+// mixGen draws commands from the string generator s, the sorted-set
+// generator z and the hash generator h, and transactions of them.
 type mixGen struct {
 	rng    *rand.Rand
 	s      *cmdGen
 	z      *zgen
+	h      *hgen
 	queued [][]string // the commands of the open transaction redis-server queued
 }
 
-// next returns one command of either family; one in six has its key
-// swapped for one of the other family's.
+// next returns one command of any family; one in six has its key swapped
+// for one of another family's.
 func (g *mixGen) next() []string {
-	if g.rng.IntN(2) == 0 {
+	switch g.rng.IntN(3) {
+	case 0:
 		args := g.s.next()
 		if len(args) > 1 && g.rng.IntN(6) == 0 && mdiffSwappable(args) {
-			args[1] = g.z.pick("z1", "z2", "z3", "str")
+			args[1] = g.z.pick("z1", "z2", "z3", "str", "h1")
+		}
+		return args
+	case 1:
+		args := g.h.next()
+		if len(args) > 1 && g.rng.IntN(6) == 0 {
+			args[1] = g.z.pick(g.s.key(), "z1", "zl")
 		}
 		return args
 	}
@@ -146,6 +159,9 @@ func mdiffNormalize(start time.Time, args []string, have, want string) (string, 
 	case "SCAN":
 		return firstLine(have) + sortedReply(strings.TrimPrefix(have, firstLine(have))),
 			firstLine(want) + sortedReply(strings.TrimPrefix(want, firstLine(want)))
+	}
+	if strings.HasPrefix(strings.ToUpper(args[0]), "H") {
+		return hdiffNormalize(args, have, want, false)
 	}
 	return zdiffNormalize(args, have, want, false)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,6 +258,71 @@ func FuzzStrRange(f *testing.F) {
 			if ok != wantOK || (ok && (first != n+start || last != n+end)) {
 				t.Fatalf("(%d, %d) of %d: have [%d, %d] %v", start, end, n, first, last, ok)
 			}
+		}
+	})
+}
+
+func FuzzParseRandArgs(f *testing.F) {
+	for _, s := range []string{"", "5", "-5 withscores", "x", "1 withscores x", "-9223372036854775808", "9223372036854775807 WITHVALUES",
+		"-4611686018427387904 withvalues", "0 withvalue", "3 withscores\x00x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		args := append(bs("ZRANDMEMBER", "k"), fuzzArgs(s)...)
+		for _, with := range []string{"withscores", "withvalues"} {
+			o, msg := parseRandArgs(args, with)
+			// Model: no count; or an integer above MinInt64, then at most
+			// the option, which halves the range.
+			wantMsg := ""
+			if len(args) > 2 {
+				n, ok := redisnum.ParseInt(args[2])
+				switch {
+				case !ok:
+					wantMsg = errNotInt
+				case n == math.MinInt64:
+					wantMsg = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+				case len(args) > 4 || len(args) == 4 && !strings.EqualFold(string(cstr(args[3])), with):
+					wantMsg = errSyntax
+				case len(args) == 4 && (n < -math.MaxInt64/2 || n > math.MaxInt64/2):
+					wantMsg = errValueRange
+				}
+				if wantMsg == "" && (!o.hasCount || o.count != n || o.with != (len(args) == 4)) {
+					t.Fatalf("%q %s: parsed %+v", s, with, o)
+				}
+			}
+			if msg != wantMsg {
+				t.Fatalf("%q %s: have %q, want %q", s, with, msg, wantMsg)
+			}
+		}
+	})
+}
+
+func FuzzParseScanArgs(f *testing.F) {
+	for _, s := range []string{"", "COUNT 10", "MATCH a*", "match * count 5", "COUNT 0", "COUNT", "count 5 count 6", "FOO bar", "COUNT x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		args := fuzzArgs(s)
+		o, msg := parseScanArgs(args)
+		switch msg {
+		case "":
+			if o.count < 1 || len(args)%2 != 0 {
+				t.Fatalf("%q: accepted as %+v", s, o)
+			}
+			// The last COUNT and MATCH win.
+			for i := 0; i+1 < len(args); i += 2 {
+				if strings.EqualFold(string(cstr(args[i])), "count") {
+					n, _ := redisnum.ParseInt(args[i+1])
+					if i+2 >= len(args) || !slices.ContainsFunc(args[i+2:], func(a []byte) bool { return strings.EqualFold(string(cstr(a)), "count") }) {
+						if int64(o.count) != min(n, math.MaxInt32) {
+							t.Fatalf("%q: count %d", s, o.count)
+						}
+					}
+				}
+			}
+		case errSyntax, errNotInt:
+		default:
+			t.Fatalf("%q: unexpected error %q", s, msg)
 		}
 	})
 }

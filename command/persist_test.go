@@ -140,6 +140,8 @@ func TestPersistRestartRestoresEveryWrite(t *testing.T) {
 		{"RESTORE", "z", "0", objectPayload(shards.KindZSet, z)},
 		{"RESTORE", "sl", "120000", objectPayload(shards.KindSlidingLog, sl)},
 		{"RESTORE", "sw", strconv.FormatInt(nowMs+90_000, 10), objectPayload(shards.KindSlidingWindow, sw), "ABSTTL"},
+		{"HSET", "h", "tokens", "9", "ts", "1795307408539"}, {"HINCRBY", "h", "tokens", "-1"},
+		{"HINCRBYFLOAT", "h", "f", "0.1"}, {"HINCRBYFLOAT", "h", "f", "0.2"}, {"HDEL", "h", "ts"}, {"PEXPIRE", "h", "60000"},
 	} {
 		require.NoError(t, c.Do(ctx, cmd...).Err(), "step %d: %v", i, cmd)
 	}
@@ -149,7 +151,7 @@ func TestPersistRestartRestoresEveryWrite(t *testing.T) {
 	_, err := tx.Exec(ctx)
 	require.NoError(t, err)
 	want := state(t, c)
-	require.Len(t, want, 14)
+	require.Len(t, want, 15)
 
 	ps.stop()
 	ps = startPersistServer(t, dir, clock)
@@ -163,6 +165,7 @@ func TestPersistRestartRestoresEveryWrite(t *testing.T) {
 	require.NoError(t, c.Do(ctx, "CL.THROTTLE", "limit", "10", "5", "60").Err())
 	require.NoError(t, c.Do(ctx, "CL.THROTTLEMS", "limitms", "10", "5", "60000").Err())
 	require.NoError(t, c.Del(ctx, "s").Err())
+	require.NoError(t, c.HSet(ctx, "h", "x", "1").Err())
 	want = state(t, c)
 	ps.stop()
 	ps = startPersistServer(t, dir, clock)
@@ -326,6 +329,12 @@ func TestDumpRestore(t *testing.T) {
 		require.Equal(t, "OK", c.RestoreReplace(ctx, k+"2", 0, p).Val())
 		require.Equal(t, v, c.Get(ctx, k+"2").Val())
 	}
+	require.NoError(t, c.HSet(ctx, "h", "tokens", "9", "ts", "1795307408539", "name", "bucket").Err())
+	p := c.Dump(ctx, "h").Val()
+	require.Equal(t, "OK", c.Restore(ctx, "h2", 0, p).Val())
+	require.Equal(t, "hash", c.Type(ctx, "h2").Val())
+	require.Equal(t, c.HGetAll(ctx, "h").Val(), c.HGetAll(ctx, "h2").Val())
+	require.Equal(t, c.HKeys(ctx, "h").Val(), c.HKeys(ctx, "h2").Val(), "in the same order")
 	_, err := c.Dump(ctx, "missing").Result()
 	require.ErrorIs(t, err, redis.Nil)
 	r := ts.raw(t)

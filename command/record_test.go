@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/journal"
@@ -235,6 +237,8 @@ func FuzzReplayRecords(f *testing.F) {
 	f.Add(seed(rec("SET", "k", "v", "PXAT", "1800000000000"), rec("SETINT", "k", "x"), rec("FLUSHALL")))
 	f.Add(seed(rec("CL.THROTTLE", "k", "1", "2", "3"), rec("SL.THROTTLE", "s", "3", "1000"), rec("RESTORE", "z", "0", "junk", "REPLACE", "ABSTTL")))
 	f.Add(seed(rec("CL.THROTTLEMS", "k", "5", "1000", "1"), rec("CL.THROTTLE", "k", "5", "1000000", "1"), rec("CL.THROTTLEMS", "k", "0", "1000001", "1")))
+	f.Add(seed(rec("HSET", "h", "a", "1", "b", "x"), rec("HINCRBY", "h", "a", "5"), rec("HINCRBYFLOAT", "h", "b", "1"), rec("HDEL", "h", "a", "b"), rec("HSETNX", "h", "c", "1")))
+	f.Add(seed(rec("SET", "h", "v"), rec("HSET", "h", "a", "1"), rec("HINCRBYFLOAT", "k", "f", "inf"), rec("HMSET", "k", "a")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		clock := &fakeClock{}
 		clock.ns.Store(1_795_307_408_539_667_000)
@@ -403,4 +407,126 @@ func TestExecJournalsOneAppend(t *testing.T) {
 			require.Equal(t, s.do(t, c, k), r.do(t, c, k), "%s %s", c, k)
 		}
 	}
+}
+
+// replayStep is one step of a replay round trip: a command run live, or
+// (advance set) time passing on the live server.
+type replayStep struct {
+	cmd     []string
+	advance time.Duration
+}
+
+// checkReplay runs steps on a journaled server, replays its records on a
+// fresh one, and requires the same keys with the same values (DUMP) and
+// deadlines. It returns the records, for checks of their form.
+func checkReplay(t *testing.T, steps []replayStep) []string {
+	t.Helper()
+	clock := newFakeClock()
+	j := &recordingJournal{}
+	live := newSocketless(t, clock, j)
+	for i, st := range steps {
+		if st.cmd == nil {
+			clock.Advance(st.advance)
+			continue
+		}
+		require.NotEqual(t, "-", live.send(st.cmd...)[:1], "step %d: %q", i, st.cmd)
+	}
+	recs := splitRecords(t, j.recs)
+	restored := newSocketless(t, clock, nil)
+	_, err := restored.replay(t, recs)
+	require.NoError(t, err)
+	requireSameKeyspace(t, live, restored)
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = string(r)
+	}
+	return out
+}
+
+// requireSameKeyspace requires b to hold the keys a holds, of the same
+// types and values (DUMP) and with the same deadlines.
+func requireSameKeyspace(t *testing.T, a, b *socketless) {
+	t.Helper()
+	keys := func(s *socketless) []string {
+		var ks []string
+		for _, line := range strings.Split(s.do(t, "KEYS", "*"), "\r\n")[1:] {
+			if line != "" && line[0] != '$' {
+				ks = append(ks, line)
+			}
+		}
+		slices.Sort(ks)
+		return ks
+	}
+	require.Equal(t, keys(a), keys(b))
+	for _, k := range keys(a) {
+		for _, c := range []string{"TYPE", "DUMP", "PEXPIRETIME"} {
+			require.Equal(t, a.do(t, c, k), b.do(t, c, k), "%s %s", c, k)
+		}
+	}
+}
+
+// splitRecords splits the journal's appends into single records, without
+// the markers around a group's, as the loader replays them.
+func splitRecords(t *testing.T, appends [][]byte) [][]byte {
+	t.Helper()
+	var recs [][]byte
+	for _, app := range appends {
+		for rest := app; len(rest) > 0; {
+			_, n, perr, _ := resp.ParseRequest(rest, nil, resp.Limits{MaxBulk: 1 << 20, Authed: true})
+			require.Empty(t, perr)
+			require.NotZero(t, n)
+			if r := string(rest[:n]); r != journal.Multi && r != journal.Exec {
+				recs = append(recs, rest[:n])
+			}
+			rest = rest[n:]
+		}
+	}
+	return recs
+}
+
+func cmds(c ...[]string) []replayStep {
+	out := make([]replayStep, len(c))
+	for i, a := range c {
+		out[i] = replayStep{cmd: a}
+	}
+	return out
+}
+
+// TestHashWritesReplay: every hash write is journaled as sent (after a DEL
+// when it created its key or found it expired) and replays to the live
+// state, HINCRBYFLOAT's long-double sums digit for digit.
+func TestHashWritesReplay(t *testing.T) {
+	steps := cmds(
+		[]string{"HSET", "h", "tokens", "9", "ts", "1795307408539"},
+		[]string{"HINCRBY", "h", "tokens", "-1"},
+		[]string{"HINCRBYFLOAT", "h", "f", "0.1"},
+		[]string{"HINCRBYFLOAT", "h", "f", "0.2"}, // "0.3" in long double, not 0.30000000000000004
+		[]string{"HINCRBYFLOAT", "h", "g", "99971"},
+		[]string{"HINCRBYFLOAT", "h", "g", "-697.55"}, // "99273.45000000000000284"
+		[]string{"HSETNX", "h", "tokens", "0"},
+		[]string{"HSETNX", "h", "new", "1"},
+		[]string{"HMSET", "h", "a", "1", "b", "2"},
+		[]string{"HDEL", "h", "a", "nope"},
+		[]string{"PEXPIRE", "h", "60000"},
+		[]string{"HSET", "gone", "a", "1"},
+		[]string{"HDEL", "gone", "a"},
+		[]string{"HSET", "exp", "a", "1"},
+		[]string{"PEXPIRE", "exp", "1000"},
+	)
+	steps = append(steps, replayStep{advance: 2 * time.Second})
+	steps = append(steps, cmds(
+		[]string{"HSET", "exp", "b", "2"}, // the old hash expired: the new one has b alone
+		[]string{"HINCRBY", "exp2", "n", "5"},
+		[]string{"RENAME", "exp2", "moved"},
+	)...)
+	big := []string{"HSET", "big"}
+	for i := 0; i < 600; i++ {
+		big = append(big, "f"+strconv.Itoa(i), strconv.Itoa(i))
+	}
+	steps = append(steps, cmds(big, []string{"HDEL", "big", "f1", "f2"}, []string{"HINCRBYFLOAT", "big", "f3", "1.5"})...)
+	recs := checkReplay(t, steps)
+	require.Contains(t, recs, multibulk("HINCRBYFLOAT", "h", "f", "0.2"), "logged as sent")
+	i := slices.Index(recs, multibulk("HSET", "exp", "b", "2"))
+	require.Positive(t, i)
+	require.Equal(t, multibulk("DEL", "exp"), recs[i-1], "the expired hash is deleted first")
 }

@@ -270,6 +270,11 @@ var commandMeta = map[string]struct{ acl, tips []string }{
 	"restore":                 {acl: []string{"dangerous"}},
 	"zrandmember":             {tips: []string{"nondeterministic_output"}},
 	"zscan":                   {tips: []string{"nondeterministic_output"}},
+	"hgetall":                 {tips: []string{"nondeterministic_output_order"}},
+	"hkeys":                   {tips: []string{"nondeterministic_output_order"}},
+	"hvals":                   {tips: []string{"nondeterministic_output_order"}},
+	"hrandfield":              {tips: []string{"nondeterministic_output"}},
+	"hscan":                   {tips: []string{"nondeterministic_output"}},
 }
 
 // categories returns cmd's ACL categories (without '@') in Redis's order.

@@ -136,6 +136,43 @@ func TestCommandInfoTipsAndCategories(t *testing.T) {
 	}
 }
 
+// TestCommandInfoAsRedis: arity, flags, key positions, ACL categories and
+// tips of the hash and list commands, as redis-server 7.0.15's COMMAND INFO
+// reports them.
+func TestCommandInfoAsRedis(t *testing.T) {
+	for i, tt := range []struct {
+		name              string
+		arity             int
+		flags             string
+		first, last, step int
+		acl, tips         string
+	}{
+		{"hset", -4, "write denyoom fast", 1, 1, 1, "write hash fast", ""},
+		{"hmset", -4, "write denyoom fast", 1, 1, 1, "write hash fast", ""},
+		{"hsetnx", 4, "write denyoom fast", 1, 1, 1, "write hash fast", ""},
+		{"hget", 3, "readonly fast", 1, 1, 1, "read hash fast", ""},
+		{"hmget", -3, "readonly fast", 1, 1, 1, "read hash fast", ""},
+		{"hgetall", 2, "readonly", 1, 1, 1, "read hash slow", "nondeterministic_output_order"},
+		{"hkeys", 2, "readonly", 1, 1, 1, "read hash slow", "nondeterministic_output_order"},
+		{"hvals", 2, "readonly", 1, 1, 1, "read hash slow", "nondeterministic_output_order"},
+		{"hdel", -3, "write fast", 1, 1, 1, "write hash fast", ""},
+		{"hexists", 3, "readonly fast", 1, 1, 1, "read hash fast", ""},
+		{"hlen", 2, "readonly fast", 1, 1, 1, "read hash fast", ""},
+		{"hstrlen", 3, "readonly fast", 1, 1, 1, "read hash fast", ""},
+		{"hincrby", 4, "write denyoom fast", 1, 1, 1, "write hash fast", ""},
+		{"hincrbyfloat", 4, "write denyoom fast", 1, 1, 1, "write hash fast", ""},
+		{"hrandfield", -2, "readonly", 1, 1, 1, "read hash slow", "nondeterministic_output"},
+		{"hscan", -3, "readonly", 1, 1, 1, "read hash slow", "nondeterministic_output"},
+	} {
+		cmd := commands[tt.name]
+		require.NotNil(t, cmd, "step %d: %s", i, tt.name)
+		have := fmt.Sprintf("%d %s %d %d %d %s %s", cmd.Arity, strings.Join(cmd.flagList(), " "), cmd.FirstKey, cmd.LastKey,
+			cmd.Step, strings.Join(cmd.categories(), " "), strings.Join(commandMeta[tt.name].tips, " "))
+		want := fmt.Sprintf("%d %s %d %d %d %s %s", tt.arity, tt.flags, tt.first, tt.last, tt.step, tt.acl, tt.tips)
+		require.Equal(t, want, have, "step %d: %s", i, tt.name)
+	}
+}
+
 // TestCommandInfoKeySpecs checks the key positions and key specs derived
 // from the table for shapes Redis describes the same way.
 func TestCommandInfoKeySpecs(t *testing.T) {

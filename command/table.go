@@ -98,6 +98,15 @@ func register(cmds ...*Command) {
 	}
 }
 
+// keyed returns what makes a table entry a one-key command (its key the
+// first argument) of group, for a family file's register block.
+func keyed(group string) func(c *Command) *Command {
+	return func(c *Command) *Command {
+		c.FirstKey, c.LastKey, c.Step, c.Group = 1, 1, 1, group
+		return c
+	}
+}
+
 // lookupCommand finds a command by name, case-insensitively.
 func lookupCommand(name []byte) *Command { return lookupIn(commands, name) }
 

@@ -1,13 +1,9 @@
 package command
 
 import (
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/ratekv/ratekv/journal"
-	"github.com/ratekv/ratekv/resp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,38 +60,11 @@ func TestTransactionsReplayToTheLiveState(t *testing.T) {
 			send("EXEC")
 			live.c.CloseAfter = false
 
-			var recs [][]byte
-			for _, app := range j.recs {
-				for rest := app; len(rest) > 0; {
-					_, n, perr, _ := resp.ParseRequest(rest, nil, resp.Limits{MaxBulk: 1 << 20, Authed: true})
-					require.Empty(t, perr)
-					require.NotZero(t, n)
-					if r := string(rest[:n]); r != journal.Multi && r != journal.Exec {
-						recs = append(recs, rest[:n])
-					}
-					rest = rest[n:]
-				}
-			}
+			recs := splitRecords(t, j.recs)
 			r := newSocketless(t, clock, nil)
 			_, err := r.replay(t, recs)
 			require.NoError(t, err)
-			keys := func(s *socketless) []string {
-				out := s.do(t, "KEYS", "*")
-				var ks []string
-				for _, line := range strings.Split(out, "\r\n")[1:] {
-					if line != "" && line[0] != '$' {
-						ks = append(ks, line)
-					}
-				}
-				sort.Strings(ks)
-				return ks
-			}
-			require.Equal(t, keys(live), keys(r))
-			for _, k := range keys(live) {
-				for _, c := range []string{"DUMP", "PEXPIRETIME"} {
-					require.Equal(t, live.do(t, c, k), r.do(t, c, k), "%s %s", c, k)
-				}
-			}
+			requireSameKeyspace(t, live, r)
 		})
 	}
 }

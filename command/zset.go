@@ -29,10 +29,7 @@ import (
 
 func init() {
 	const w, r = FlagWrite, FlagReadOnly
-	key1 := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step, c.Group = 1, 1, 1, "sorted-set"
-		return c
-	}
+	key1 := keyed("sorted-set")
 	register(
 		key1(&Command{Name: "zadd", Arity: -4, Flags: w | FlagDenyOOM | FlagFast, Persist: PersistVerbatim, Handler: cmdZadd,
 			Summary: "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."}),
@@ -83,30 +80,42 @@ func init() {
 	)
 }
 
+// lookupKind returns the live entry of key, nil when the key does not
+// exist. When key holds a kind other than k it replies WRONGTYPE and
+// returns ok false. A read's lookup counts as a keyspace hit or miss; a
+// write's (write set) does not, as Redis's lookupKeyWrite.
+func (c *Client) lookupKind(key []byte, k shards.Kind, write bool) (e *shards.Entry, ok bool) {
+	sh := c.keyShard(key)
+	if write {
+		e = c.eng.store.LookupWriteIn(sh, key, c.nowMs)
+	} else {
+		e = c.eng.store.LookupIn(sh, key, c.nowMs)
+	}
+	if e != nil && e.Kind() != k {
+		c.WriteError(errWrongType)
+		return nil, false
+	}
+	return e, true
+}
+
 // lookupZSet returns the live sorted set of key (nil when the key does not
 // exist). When key holds another kind it replies WRONGTYPE and returns ok
 // false. The lookup, a read's, counts as a keyspace hit or miss.
 func (c *Client) lookupZSet(key []byte) (z *shards.ZSet, ok bool) {
-	return c.zsetEntry(c.eng.store.LookupIn(c.keyShard(key), key, c.nowMs))
+	return c.zsetOf(c.lookupKind(key, shards.KindZSet, false))
 }
 
-// lookupZSetToWrite is lookupZSet for a command that writes key: not
-// counted in keyspace_hits or keyspace_misses, as Redis's lookupKeyWrite.
+// lookupZSetToWrite is lookupZSet for a command that writes key.
 func (c *Client) lookupZSetToWrite(key []byte) (z *shards.ZSet, ok bool) {
-	return c.zsetEntry(c.eng.store.LookupWriteIn(c.keyShard(key), key, c.nowMs))
+	return c.zsetOf(c.lookupKind(key, shards.KindZSet, true))
 }
 
-// zsetEntry is the sorted set of e (nil for nil); for another kind it
-// replies WRONGTYPE and returns ok false.
-func (c *Client) zsetEntry(e *shards.Entry) (z *shards.ZSet, ok bool) {
+// zsetOf is the sorted set of a lookupKind result (nil for nil).
+func (c *Client) zsetOf(e *shards.Entry, ok bool) (*shards.ZSet, bool) {
 	if e == nil {
-		return nil, true
+		return nil, ok
 	}
-	if e.Kind() != shards.KindZSet {
-		c.WriteError(errWrongType)
-		return nil, false
-	}
-	z, _ = c.eng.store.Object(e).(*shards.ZSet) // never nil for KindZSet; if it were, the key reads as missing
+	z, _ := c.eng.store.Object(e).(*shards.ZSet) // never nil for KindZSet; if it were, the key reads as missing
 	return z, true
 }
 
@@ -800,13 +809,92 @@ const maxRandReply = 1 << 26
 // byte leaves. A variable so that a test can lower it.
 var maxRandBytes = 512 << 20
 
-// ZRANDMEMBER key [count [WITHSCORES]]
-func cmdZrandmember(c *Client, args [][]byte) {
+// randArgs are the arguments of ZRANDMEMBER and HRANDFIELD after the key.
+type randArgs struct {
+	count    int64 // negative: picks may repeat
+	hasCount bool
+	with     bool // WITHSCORES, WITHVALUES
+}
+
+// parseRandArgs parses "[count [WITHSCORES]]" (with names the option) as
+// Redis's zrandmemberCommand and hrandfieldCommand: the count and its
+// range, then the option, then the range a reply of pairs allows.
+func parseRandArgs(args [][]byte, with string) (randArgs, string) {
+	var o randArgs
 	if len(args) == 2 {
-		z, ok := c.lookupZSet(args[1])
-		if !ok {
+		return o, ""
+	}
+	l, ok := redisnum.ParseInt(args[2])
+	if !ok {
+		return o, errNotInt
+	}
+	if l == math.MinInt64 {
+		return o, sprintf(errLongBetween, -math.MaxInt64, math.MaxInt64)
+	}
+	if len(args) > 4 || len(args) == 4 && !equalFold(cstr(args[3]), with) {
+		return o, errSyntax
+	}
+	if len(args) == 4 {
+		o.with = true
+		if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
+			return o, errValueRange
+		}
+	}
+	o.count, o.hasCount = l, true
+	return o, ""
+}
+
+// writeRandom writes the reply of ZRANDMEMBER or HRANDFIELD with a count,
+// from a collection of n items (0 for a missing key). sample makes the
+// picks (count of them, distinct when unique) and writes each one, as a
+// pair when pairs is set, while room() says it fits: past maxRandBytes the
+// reply becomes errRandTooBig.
+func (c *Client) writeRandom(name, items string, o randArgs, n int, sample func(count int, unique, pairs bool, room func() bool)) {
+	if n == 0 || o.count == 0 {
+		c.WriteArray(0)
+		return
+	}
+	unique := o.count > 0
+	count := o.count
+	if !unique {
+		count = -o.count
+		if count > maxRandReply {
+			c.WriteError(errValueRange)
 			return
 		}
+	} else {
+		count = min(count, int64(n))
+	}
+	pairs := o.with && c.proto == 3
+	start := len(c.Out)
+	if o.with && !pairs {
+		c.WriteArray(int(2 * count))
+	} else {
+		c.WriteArray(int(count))
+	}
+	over := false
+	sample(int(count), unique, pairs, func() bool {
+		over = over || len(c.Out)-start > maxRandBytes
+		return !over
+	})
+	if over {
+		c.Out = c.Out[:start]
+		c.WriteError(sprintf(errRandTooBig, name, maxRandBytes>>20, items))
+	}
+}
+
+// ZRANDMEMBER key [count [WITHSCORES]]
+func cmdZrandmember(c *Client, args [][]byte) {
+	o, msg := parseRandArgs(args, "withscores")
+	if msg != "" {
+		c.WriteError(msg)
+		return
+	}
+	z, ok := c.lookupZSet(args[1])
+	if !ok {
+		return
+	}
+	if !o.hasCount {
 		if z == nil {
 			c.WriteNull()
 			return
@@ -814,138 +902,117 @@ func cmdZrandmember(c *Client, args [][]byte) {
 		z.Sample(1, true, func(m shards.ZMember) { c.writeMember(&m) })
 		return
 	}
-	l, ok := redisnum.ParseInt(args[2])
-	if !ok {
-		c.WriteError(errNotInt)
-		return
+	n := 0
+	if z != nil {
+		n = z.Len()
 	}
-	if l == math.MinInt64 {
-		c.WriteError(sprintf(errLongBetween, -math.MaxInt64, math.MaxInt64))
-		return
-	}
-	withScores := false
-	if len(args) > 4 || len(args) == 4 && !equalFold(cstr(args[3]), "withscores") {
-		c.WriteError(errSyntax)
-		return
-	}
-	if len(args) == 4 {
-		withScores = true
-		if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
-			c.WriteError(errValueRange)
-			return
-		}
-	}
-	z, ok := c.lookupZSet(args[1])
-	if !ok {
-		return
-	}
-	if z == nil || l == 0 {
-		c.WriteArray(0)
-		return
-	}
-	unique := l > 0
-	count := l
-	if !unique {
-		count = -l
-		if count > maxRandReply {
-			c.WriteError(errValueRange)
-			return
-		}
-	} else {
-		count = min(count, int64(z.Len()))
-	}
-	pairs := withScores && c.proto == 3
-	start := len(c.Out)
-	if withScores && !pairs {
-		c.WriteArray(int(2 * count))
-	} else {
-		c.WriteArray(int(count))
-	}
-	over := false
-	z.Sample(int(count), unique, func(m shards.ZMember) {
-		switch {
-		case over:
-		case withScores:
-			c.writeScored(&m, pairs)
-		default:
-			c.writeMember(&m)
-		}
-		over = over || len(c.Out)-start > maxRandBytes
+	c.writeRandom("ZRANDMEMBER", "members", o, n, func(count int, unique, pairs bool, room func() bool) {
+		z.Sample(count, unique, func(m shards.ZMember) {
+			switch {
+			case !room():
+			case o.with:
+				c.writeScored(&m, pairs)
+			default:
+				c.writeMember(&m)
+			}
+		})
 	})
-	if over {
-		c.Out = c.Out[:start]
-		c.WriteError(sprintf(errRandTooBig, maxRandBytes>>20))
-	}
 }
 
-// ZSCAN key cursor [MATCH pattern] [COUNT count]
-//
-// As Redis: the cursor is checked first, then the key (a missing key is an
-// empty, finished scan whatever the options), then the options.
-func cmdZscan(c *Client, args [][]byte) {
-	cursor, ok := parseCursor(args[2])
-	if !ok {
-		c.WriteError(errCursor)
-		return
-	}
-	z, ok := c.lookupZSet(args[1])
-	if !ok {
-		return
-	}
-	if z == nil {
-		c.Out = append(c.Out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
-		return
-	}
-	count := int64(10)
-	var pattern []byte
-	for i := 3; i < len(args); i += 2 {
+// scanArgs are the options of ZSCAN and HSCAN after the cursor.
+type scanArgs struct {
+	count   int
+	pattern []byte // nil: every item
+}
+
+// parseScanArgs parses "[MATCH pattern] [COUNT count]", in any order and
+// repeated (the last wins), as Redis's scanGenericCommand.
+func parseScanArgs(args [][]byte) (scanArgs, string) {
+	o := scanArgs{count: 10}
+	for i := 0; i < len(args); i += 2 {
 		a := cstr(args[i])
 		if i+1 >= len(args) {
-			c.WriteError(errSyntax)
-			return
+			return o, errSyntax
 		}
 		switch {
 		case equalFold(a, "count"):
 			n, ok := redisnum.ParseInt(args[i+1])
 			if !ok {
-				c.WriteError(errNotInt)
-				return
+				return o, errNotInt
 			}
 			if n < 1 {
-				c.WriteError(errSyntax)
-				return
+				return o, errSyntax
 			}
-			count = n
+			o.count = int(min(n, math.MaxInt32))
 		case equalFold(a, "match"):
-			pattern = args[i+1]
-			if len(pattern) == 1 && pattern[0] == '*' {
-				pattern = nil
+			o.pattern = args[i+1]
+			if len(o.pattern) == 1 && o.pattern[0] == '*' {
+				o.pattern = nil
 			}
 		default:
-			c.WriteError(errSyntax)
-			return
+			return o, errSyntax
 		}
 	}
-	// The cursor is known after the walk: write the members, then put the
-	// cursor and the array header in front of them.
-	mark := len(c.Out)
-	n := 0
+	return o, ""
+}
+
+// matches reports whether an item passes MATCH; buf formats an integer.
+func (o *scanArgs) matches(e shards.Elem, buf *[20]byte) bool {
+	if o.pattern == nil {
+		return true
+	}
+	b := e.B
+	if e.IsInt {
+		b = e.AppendTo(buf[:0])
+	}
+	return glob.Match(o.pattern, b, false)
+}
+
+// ZSCAN key cursor [MATCH pattern] [COUNT count]
+func cmdZscan(c *Client, args [][]byte) {
 	var mbuf [20]byte
 	var sbuf [32]byte
-	next := z.Scan(cursor, int(min(count, math.MaxInt32)), func(m shards.ZMember) {
-		if pattern != nil {
-			mb := m.Member
-			if m.IsInt {
-				mb = m.AppendTo(mbuf[:0])
+	c.scanCollection(args, shards.KindZSet, func(e *shards.Entry, cursor uint64, o *scanArgs) (next uint64, n int) {
+		z, _ := c.eng.store.Object(e).(*shards.ZSet)
+		next = z.Scan(cursor, o.count, func(m shards.ZMember) {
+			if o.matches(shards.Elem{B: m.Member, Int: m.Int, IsInt: m.IsInt}, &mbuf) {
+				c.writeMember(&m)
+				c.Out = redcon.AppendBulk(c.Out, redisnum.AppendFloat(sbuf[:0], m.Score))
+				n += 2
 			}
-			if !glob.Match(pattern, mb, false) {
-				return
-			}
-		}
-		c.writeMember(&m)
-		c.Out = redcon.AppendBulk(c.Out, redisnum.AppendFloat(sbuf[:0], m.Score))
-		n += 2
+		})
+		return next, n
 	})
+}
+
+// scanCollection runs ZSCAN or HSCAN on a key of kind k, as Redis: the
+// cursor is checked first, then the key (a missing key is an empty,
+// finished scan whatever the options), then the options. scan writes a
+// batch of items from the cursor on and returns the next cursor and how
+// many replies it wrote.
+func (c *Client) scanCollection(args [][]byte, k shards.Kind, scan func(e *shards.Entry, cursor uint64, o *scanArgs) (next uint64, n int)) {
+	cursor, ok := parseCursor(args[2])
+	if !ok {
+		c.WriteError(errCursor)
+		return
+	}
+	e, ok := c.lookupKind(args[1], k, false)
+	if !ok {
+		return
+	}
+	if e == nil {
+		c.Out = append(c.Out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
+		return
+	}
+	o, msg := parseScanArgs(args[3:])
+	if msg != "" {
+		c.WriteError(msg)
+		return
+	}
+	// The cursor is known after the walk: write the items, then put the
+	// cursor and the array headers in front of them.
+	mark := len(c.Out)
+	next, n := scan(e, cursor, &o)
 	var head [64]byte
 	var num [20]byte
 	h := redcon.AppendArray(head[:0], 2)

@@ -1,14 +1,11 @@
 package command
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 )
 
 // Differential test of the sorted-set commands: a random command sequence
@@ -36,46 +33,25 @@ const zdiffCommands = 3000
 func TestZsetDiffRedis(t *testing.T) {
 	addr := redisAddr(t)
 	seed := diffSeed(t, "RATEKV_ZDIFF_SEED")
-
-	admin := dialRaw(t, addr)
-	info := admin.do("INFO", "server")
+	info := dialRaw(t, addr).do("INFO", "server")
 	withScore := redisAtLeast72(info)
 	t.Logf("redis-server: %s; ZRANK WITHSCORE: %v", redisVersion(info), withScore)
-	oldEntries := admin.do("CONFIG", "GET", "zset-max-listpack-entries")
-	t.Cleanup(func() {
-		if f := strings.Split(oldEntries, "\r\n"); len(f) >= 5 {
-			admin.do("CONFIG", "SET", "zset-max-listpack-entries", f[4])
-		}
-	})
-
-	ts := newTestServer(t)
-	for _, entries := range []string{"128", "3", "0"} {
-		for _, proto := range []int{2, 3} {
-			t.Run(fmt.Sprintf("entries=%s/RESP%d", entries, proto), func(t *testing.T) {
-				big := entries != "128"
-				d := &differ{t: t, real: dialRaw(t, addr), ours: ts.raw(t), maxFails: 20,
-					normalize: func(args []string, have, want string) (string, string) { return zdiffNormalize(args, have, want, big) }}
-				for _, r := range []*rawConn{d.real, d.ours} {
-					require.Equal(t, "+OK\r\n", r.do("FLUSHALL"))
-					require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "zset-max-listpack-entries", entries))
-					if proto == 3 {
-						require.True(t, strings.HasPrefix(r.do("HELLO", "3"), "%"))
-					}
-				}
-				d.check([]string{"SET", "str", "v"})
-				g := &zgen{rng: rand.New(rand.NewPCG(seed, uint64(proto)<<8|uint64(len(entries)))), withScore: withScore, big: big}
-				for i := 0; i < zdiffCommands; i++ {
-					d.check(g.next())
-				}
-				// Finally the whole content of every key, in order.
-				for _, k := range zdiffKeys {
-					d.check([]string{"ZRANGE", k, "0", "-1", "WITHSCORES"})
-				}
-				t.Logf("%d commands compared", d.steps)
-			})
+	normalize := func(entries string) func(args []string, have, want string) (string, string) {
+		return func(args []string, have, want string) (string, string) {
+			return zdiffNormalize(args, have, want, entries != "128")
 		}
 	}
-	ts.raw(t).do("CONFIG", "SET", "zset-max-listpack-entries", "128")
+	diffOverLimits(t, addr, "zset-max-listpack-entries", []string{"128", "3", "0"}, normalize, func(t *testing.T, d *differ, entries string, proto int) {
+		d.check([]string{"SET", "str", "v"})
+		g := &zgen{rng: rand.New(rand.NewPCG(seed, uint64(proto)<<8|uint64(len(entries)))), withScore: withScore, big: entries != "128"}
+		for i := 0; i < zdiffCommands; i++ {
+			d.check(g.next())
+		}
+		// Finally the whole content of every key, in order.
+		for _, k := range zdiffKeys {
+			d.check([]string{"ZRANGE", k, "0", "-1", "WITHSCORES"})
+		}
+	})
 }
 
 func redisVersion(info string) string {

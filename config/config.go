@@ -66,6 +66,8 @@ var Params = []Param{
 	{Name: "zset-max-listpack-value", Alias: "zset-max-ziplist-value", Default: "64", Mutable: true, Usage: "sorted sets whose members are all at most this long (bytes) use the compact encoding (a memory value, as in Redis)", Check: memRange(0, math.MaxInt64)},
 	{Name: "busy-reply-threshold", Alias: "lua-time-limit", Default: "5000", Mutable: true, Usage: "milliseconds a script runs before other clients get BUSY instead of waiting for it, and SCRIPT KILL may stop it (0: never)", Check: intRange(0, math.MaxInt64)},
 	{Name: "lua-native-scripts", Default: "yes", Mutable: true, Usage: "run scripts that have a native implementation (go-redis/redis_rate's GCRA, recognised by SHA1) without the Lua interpreter, with the same replies and effects (no: always interpret)", Check: yesNo},
+	{Name: "hash-max-listpack-entries", Alias: "hash-max-ziplist-entries", Default: "512", Mutable: true, Usage: "hashes with at most this many fields use the compact encoding", Check: intRange(0, math.MaxInt64)},
+	{Name: "hash-max-listpack-value", Alias: "hash-max-ziplist-value", Default: "64", Mutable: true, Usage: "hashes whose fields and values are all at most this long (bytes) use the compact encoding (a memory value, as in Redis)", Check: memRange(0, math.MaxInt64)},
 }
 
 // Lookup returns the parameter named name (case-insensitive).

@@ -101,6 +101,8 @@ var (
 	ZSetMaxListpackValue     = IntKey{newKey("zset-max-listpack-value", kindInt)}
 	BusyReplyThreshold       = IntKey{newKey("busy-reply-threshold", kindInt)}
 	LuaNativeScripts         = BoolKey{newKey("lua-native-scripts", kindBool)}
+	HashMaxListpackEntries   = IntKey{newKey("hash-max-listpack-entries", kindInt)}
+	HashMaxListpackValue     = IntKey{newKey("hash-max-listpack-value", kindInt)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the

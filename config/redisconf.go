@@ -181,10 +181,6 @@ var redisDirectives = map[string]directive{
 	"sanitize-dump-payload":         silent("RESTORE always checks a payload in full"),
 
 	// Memory and encodings.
-	"hash-max-listpack-entries":     silent(internals),
-	"hash-max-listpack-value":       silent(internals),
-	"hash-max-ziplist-entries":      silent(internals),
-	"hash-max-ziplist-value":        silent(internals),
 	"list-max-listpack-size":        silent(internals),
 	"list-max-ziplist-size":         silent(internals),
 	"list-max-ziplist-entries":      silent(internals),

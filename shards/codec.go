@@ -21,6 +21,11 @@ package shards
 //	              uvarint delta from the previous run, each followed by a
 //	              uvarint count-1
 //	0x05 swindow  varint start, varint cur, varint prev
+//	0x06 hash     uvarint count (>= 1), then count × (uvarint length,
+//	              field, uvarint length, value); a compact hash's fields
+//	              in their order, a large one's sorted
+//	0x07 list     uvarint count (>= 1), then count × (uvarint length,
+//	              element), from the head
 //
 // Times in values (a sliding log's timestamps in µs, a sliding window's
 // start in ms) lie within ±2^61 (maxTime); a sliding window's counts are
@@ -49,6 +54,8 @@ const (
 	tagZSet          byte = 0x03
 	tagSlidingLog    byte = 0x04
 	tagSlidingWindow byte = 0x05
+	tagHash          byte = 0x06
+	tagList          byte = 0x07
 )
 
 // maxTime bounds the times a decoded value holds, on either side of the
@@ -98,6 +105,8 @@ func (s *Store) setValue(key []byte, e *Entry, v *Value) {
 		s.SetInt(e, v.num)
 	case v.kind == KindString:
 		s.SetBytes(key, e, v.str)
+	case v.kind == KindHash, v.kind == KindList:
+		s.setRefVal(key, e, v.kind, refVal{obj: v.obj, str: v.str})
 	default:
 		s.SetObject(key, e, v.kind, v.obj)
 	}
@@ -140,6 +149,10 @@ func (s *Store) AppendValue(dst []byte, e *Entry) []byte {
 		dst = binary.AppendVarint(dst, w.Start)
 		dst = binary.AppendVarint(dst, w.Cur)
 		return binary.AppendVarint(dst, w.Prev)
+	case KindHash:
+		return appendHash(append(dst, tagHash), s.Hash(e))
+	case KindList:
+		return appendList(append(dst, tagList), s.List(e))
 	}
 	panic("shards: no value encoding for kind " + e.Kind().String())
 }
@@ -326,6 +339,12 @@ func (d *decoder) value() Value {
 			d.fail()
 		}
 		return Value{kind: KindSlidingWindow, obj: w}
+	case tagHash:
+		r := d.hash()
+		return Value{kind: KindHash, obj: r.obj, str: r.str}
+	case tagList:
+		r := d.list()
+		return Value{kind: KindList, obj: r.obj, str: r.str}
 	}
 	d.fail()
 	return Value{}

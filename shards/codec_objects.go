@@ -1,8 +1,8 @@
 package shards
 
 // Encodings of the object kinds (see codec.go for the layout). They go
-// through the types' exported methods only (Walk, Add, Each), so the
-// in-memory encodings can change without touching the format on disk.
+// through the types' methods only (Walk, Add, Each), so the in-memory
+// encodings can change without touching the format on disk.
 
 import (
 	"encoding/binary"
@@ -124,4 +124,78 @@ func (d *decoder) slidingLog() *SlidingLog {
 		seen += count + 1
 	}
 	return l
+}
+
+// appendHash appends a hash's field count and its fields and values, in
+// walkStable's order, so that a decoded hash encodes to the same bytes
+// again.
+func appendHash(dst []byte, h Hash) []byte {
+	dst = binary.AppendUvarint(dst, uint64(h.Len()))
+	h.walkStable(func(f, v Elem) bool {
+		dst = binary.AppendUvarint(dst, uint64(f.Len()))
+		dst = f.AppendTo(dst)
+		dst = binary.AppendUvarint(dst, uint64(v.Len()))
+		dst = v.AppendTo(dst)
+		return true
+	})
+	return dst
+}
+
+// hash decodes a hash, in the encoding Redis would pick for it. A repeated
+// field or no field at all is bad data, as for sorted sets.
+func (d *decoder) hash() refVal {
+	n := d.length(2)
+	if d.err == nil && n == 0 {
+		d.fail()
+	}
+	if d.err != nil {
+		return refVal{}
+	}
+	h := newHashValue()
+	h.Reserve(n)
+	for i := 0; i < n; i++ {
+		field := d.bytes()
+		value := d.bytes()
+		if d.err != nil {
+			return refVal{}
+		}
+		if !h.Set(field, value) {
+			d.fail()
+			return refVal{}
+		}
+	}
+	return *h.r()
+}
+
+// appendList appends a list's element count and its elements from the
+// head.
+func appendList(dst []byte, l List) []byte {
+	dst = binary.AppendUvarint(dst, uint64(l.Len()))
+	l.Walk(0, false, func(e Elem) bool {
+		dst = binary.AppendUvarint(dst, uint64(e.Len()))
+		dst = e.AppendTo(dst)
+		return true
+	})
+	return dst
+}
+
+// list decodes a list, in the encoding Redis would pick for it. No
+// element at all is bad data, as for sorted sets.
+func (d *decoder) list() refVal {
+	n := d.length(1)
+	if d.err == nil && n == 0 {
+		d.fail()
+	}
+	if d.err != nil {
+		return refVal{}
+	}
+	l := newListValue()
+	for i := 0; i < n; i++ {
+		b := d.bytes()
+		if d.err != nil {
+			return refVal{}
+		}
+		l.Push(b, false)
+	}
+	return *l.r()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -61,6 +62,33 @@ func codecEntries(t testing.TB) []struct {
 	span.Add(-maxTime, 1)
 	span.Add(maxTime, 2) // the widest gap a log can hold
 	mk := func(f func(k []byte, e *Entry)) *Entry { k, e := fresh(); f(k, e); return e }
+	hash := func(big bool, pairs ...string) func(k []byte, e *Entry) {
+		return func(k []byte, e *Entry) {
+			h := cs.NewHash(k, e)
+			if big {
+				h.Reserve(513)
+			}
+			for i := 0; i+1 < len(pairs); i += 2 {
+				h.Set([]byte(pairs[i]), []byte(pairs[i+1]))
+			}
+		}
+	}
+	list := func(elems ...string) func(k []byte, e *Entry) {
+		return func(k []byte, e *Entry) {
+			l := cs.NewList(k, e)
+			for _, x := range elems {
+				l.Push([]byte(x), false)
+			}
+		}
+	}
+	var long []string // 12 KB: two nodes
+	for i := 0; i < 12; i++ {
+		long = append(long, strconv.Itoa(1795307408539667+i*1000), string(bytes.Repeat([]byte{'a' + byte(i)}, 1000)))
+	}
+	var many []string
+	for i := 0; i < 600; i++ {
+		many = append(many, fmt.Sprintf("field-%d", i), strconv.Itoa(i*1000))
+	}
 	return []struct {
 		name string
 		e    *Entry
@@ -95,6 +123,12 @@ func codecEntries(t testing.TB) []struct {
 		{"swindow start at the time bound", mk(func(k []byte, e *Entry) {
 			cs.SetObject(k, e, KindSlidingWindow, &SlidingWindow{Start: -maxTime, Cur: math.MaxInt64, Prev: 1})
 		})},
+		{"hash compact", mk(hash(false, "tokens", "9", "ts", "1795307408539", "", "", "007", "-9223372036854775808", "a\x00b", "x"))},
+		{"hash large", mk(hash(false, many...))},
+		{"hash large with few fields", mk(hash(true, "a", "1", "b", string(bytes.Repeat([]byte("v"), 200))))},
+		{"list compact", mk(list("1795307408539667", "", "007", "-9223372036854775808", "a\x00b", "x", "x"))},
+		{"list large", mk(list(long...))},
+		{"list of one large element", mk(list(string(bytes.Repeat([]byte("e"), 20000))))},
 	}
 }
 
@@ -141,6 +175,17 @@ func requireSameValue(t *testing.T, step int, name string, want, got *Entry) {
 		require.Equal(t, wl.Newest(), gl.Newest(), "step %d (%s): newest", step, name)
 	case KindSlidingWindow:
 		require.Equal(t, *cs.Object(want).(*SlidingWindow), *cs.Object(got).(*SlidingWindow), "step %d (%s)", step, name)
+	case KindList:
+		wl, gl := cs.List(want), cs.List(got)
+		require.Equal(t, lcontent(wl), lcontent(gl), "step %d (%s): elements", step, name)
+		require.Equal(t, wl.Encoding(), gl.Encoding(), "step %d (%s): encoding", step, name)
+	case KindHash:
+		wh, gh := cs.Hash(want), cs.Hash(got)
+		if wh.Encoding() == "listpack" {
+			require.Equal(t, hcontent(wh), hcontent(gh), "step %d (%s): fields in order", step, name)
+		}
+		require.Equal(t, sortedPairs(hcontent(wh)), sortedPairs(hcontent(gh)), "step %d (%s): fields", step, name)
+		require.Equal(t, wh.Encoding(), gh.Encoding(), "step %d (%s): encoding", step, name)
 	}
 }
 
@@ -201,6 +246,13 @@ func TestDecodeDumpErrors(t *testing.T) {
 		{"zset empty", withFooter([]byte{tagZSet, 0}, dumpVersion), ErrBadData},
 		{"zset NaN score", withFooter(binary.LittleEndian.AppendUint64([]byte{tagZSet, 1}, math.Float64bits(math.NaN())), dumpVersion), ErrBadData},
 		{"zset duplicate member", withFooter(append(binary.LittleEndian.AppendUint64(append(binary.LittleEndian.AppendUint64([]byte{tagZSet, 2}, 0), 1, 'm'), 0), 1, 'm'), dumpVersion), ErrBadData},
+		{"hash empty", withFooter([]byte{tagHash, 0}, dumpVersion), ErrBadData},
+		{"hash count beyond payload", withFooter([]byte{tagHash, 3, 1, 'f', 1, 'v'}, dumpVersion), ErrBadData},
+		{"hash duplicate field", withFooter([]byte{tagHash, 2, 1, 'f', 1, 'v', 1, 'f', 1, 'w'}, dumpVersion), ErrBadData},
+		{"hash value missing", withFooter([]byte{tagHash, 1, 1, 'f', 5, 'v'}, dumpVersion), ErrBadData},
+		{"list empty", withFooter([]byte{tagList, 0}, dumpVersion), ErrBadData},
+		{"list count beyond payload", withFooter([]byte{tagList, 3, 1, 'a', 1, 'b'}, dumpVersion), ErrBadData},
+		{"list element beyond payload", withFooter([]byte{tagList, 1, 9, 'a'}, dumpVersion), ErrBadData},
 		{"sllog count exceeds total", withFooter([]byte{tagSlidingLog, 2, 0, 5}, dumpVersion), ErrBadData},
 		{"sllog runs short of total", withFooter([]byte{tagSlidingLog, 3, 0, 0}, dumpVersion), ErrBadData},
 		{"sllog timestamp overflow", withFooter(binary.AppendUvarint(binary.AppendVarint([]byte{tagSlidingLog, 2}, math.MaxInt64), 0), dumpVersion), ErrBadData},
@@ -231,8 +283,8 @@ func TestCodecCoversEveryKind(t *testing.T) {
 		}
 		require.NotPanics(t, func() { cs.AppendValue(nil, e) }, "kind %s has no encoding", k)
 		v, _, err := DecodeValue(cs.AppendValue(nil, e))
-		if k == KindZSet {
-			// A nil set encodes as empty, which no key may hold.
+		if k == KindZSet || k == KindHash || k == KindList {
+			// A nil set, hash or list encodes as empty, which no key may hold.
 			require.ErrorIs(t, err, ErrBadData, "kind %s", k)
 		} else {
 			require.NoError(t, err, "kind %s", k)

@@ -16,6 +16,8 @@ const (
 	KindZSet
 	KindSlidingLog
 	KindSlidingWindow
+	KindHash
+	KindList
 )
 
 // String returns the name TYPE replies with.
@@ -29,6 +31,10 @@ func (k Kind) String() string {
 		return "sllog"
 	case KindSlidingWindow:
 		return "swcounter"
+	case KindHash:
+		return "hash"
+	case KindList:
+		return "list"
 	}
 	return "none"
 }

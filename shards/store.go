@@ -419,6 +419,35 @@ func (s *Store) ref(e *Entry) *refVal {
 	return &s.shards[uint64(e.num)>>32].refs[uint32(e.num)]
 }
 
+// slotRef names a reference slot by its shard's reference table and its
+// index: the handle of the values that live in the slot itself (Hash,
+// List). It stays valid while the shard is locked and the key keeps its
+// value, even when the table grows and moves: slots keep their index.
+type slotRef struct {
+	refs *[]refVal
+	i    uint32
+}
+
+// slotOf returns the slot of a formRef entry.
+func (s *Store) slotOf(e *Entry) slotRef {
+	return slotRef{&s.shards[uint64(e.num)>>32].refs, uint32(e.num)}
+}
+
+// newSlot makes e, the entry of key, of kind k with an empty value in its
+// reference slot, and returns the slot.
+func (s *Store) newSlot(key []byte, e *Entry, k Kind) slotRef {
+	s.setRefVal(key, e, k, refVal{})
+	return s.slotOf(e)
+}
+
+// looseSlot returns a slot of no key, for values being decoded.
+func looseSlot() slotRef {
+	refs := make([]refVal, 1)
+	return slotRef{&refs, 0}
+}
+
+func (h slotRef) r() *refVal { return &(*h.refs)[h.i] }
+
 // SetInt makes e a string holding the decimal integer n.
 func (s *Store) SetInt(e *Entry, n int64) {
 	if e.form() == formRef {
@@ -459,13 +488,18 @@ func (s *Store) SetBytes(key []byte, e *Entry, b []byte) {
 // SetObject makes e, the entry of key, hold obj, of kind k (a sorted set, a
 // sliding log, …).
 func (s *Store) SetObject(key []byte, e *Entry, k Kind, obj any) {
+	s.setRefVal(key, e, k, refVal{obj: obj})
+}
+
+// setRefVal makes e, the entry of key, a reference of kind k to v, reusing
+// e's reference slot when it has one.
+func (s *Store) setRefVal(key []byte, e *Entry, k Kind, v refVal) {
 	if e.form() == formRef {
-		r := s.ref(e)
-		*r = refVal{obj: obj}
+		*s.ref(e) = v
 		e.setMeta(k, formRef)
 		return
 	}
-	s.setRef(key, e, k, refVal{obj: obj})
+	s.setRef(key, e, k, v)
 }
 
 // setRef stores v in a new reference of key's shard and points e at it.

@@ -5,7 +5,8 @@ package shards
 // there. The point is overlap. A lookup is a chain of dependent cache
 // misses (index word, entry; for a sliding log also its reference slot,
 // its header and the end of its timestamps; for a sorted set its
-// reference slot, header and listpack), and a batch run one command
+// reference slot, header and listpack; for a compact hash or list its
+// reference slot and bytes), and a batch run one command
 // at a time waits for each miss in turn. Here every step of the chain is
 // one loop over all the keys: the loads of a loop do not depend on each
 // other, so the CPU keeps many of them in flight at once, and the next
@@ -20,7 +21,7 @@ func (s *Store) Touch(keys [][]byte, sc *TouchScratch) uint64 {
 		return 0
 	}
 	sc.hash, sc.shard, sc.held = sc.hash[:0], sc.shard[:0], sc.held[:0]
-	sc.entry, sc.obj, sc.zset = sc.entry[:0], sc.obj[:0], sc.zset[:0]
+	sc.entry, sc.obj, sc.zset, sc.packed = sc.entry[:0], sc.obj[:0], sc.zset[:0], sc.packed[:0]
 	for _, k := range keys {
 		i := s.ShardIndex(k)
 		sc.hash = append(sc.hash, hashKey(k))
@@ -57,12 +58,22 @@ func (s *Store) Touch(keys [][]byte, sc *TouchScratch) uint64 {
 		if e.form() != formRef {
 			continue
 		}
-		switch o := s.ref(e).obj.(type) {
+		r := s.ref(e)
+		switch o := r.obj.(type) {
 		case *SlidingLog:
 			sc.obj = append(sc.obj, o)
 		case *ZSet:
 			sc.zset = append(sc.zset, o)
+		case nil:
+			if e.Kind() != KindString && len(r.str) > 0 { // a compact hash or list
+				sc.packed = append(sc.packed, r.str)
+			}
 		}
+	}
+	// Compact hashes and lists: the start of their bytes, where every walk
+	// begins.
+	for _, b := range sc.packed {
+		sink += uint64(b[0])
 	}
 	// Sorted sets in the compact encoding: the header, then the start of
 	// the listpack, where every range walk begins.
@@ -90,17 +101,19 @@ func (s *Store) Touch(keys [][]byte, sc *TouchScratch) uint64 {
 	clear(sc.entry)
 	clear(sc.obj)
 	clear(sc.zset)
+	clear(sc.packed)
 	return sink
 }
 
 // TouchScratch is Touch's working memory, reused between calls.
 type TouchScratch struct {
-	hash  []uint32
-	shard []uint32
-	held  []int
-	entry []*Entry
-	obj   []*SlidingLog
-	zset  []*ZSet
+	hash   []uint32
+	shard  []uint32
+	held   []int
+	entry  []*Entry
+	obj    []*SlidingLog
+	zset   []*ZSet
+	packed [][]byte
 }
 
 // AddLockOrder adds shard index i to held, an ascending list without

@@ -40,6 +40,11 @@ func TestTouchChangesNothing(t *testing.T) {
 	l.Add(now*1000, 3)
 	s.SetObject([]byte("sl"), put("sl"), KindSlidingLog, l)
 	s.SetObject([]byte("sl-empty"), put("sl-empty"), KindSlidingLog, &SlidingLog{})
+	s.NewHash([]byte("h"), put("h")).Set([]byte("tokens"), []byte("9"))
+	big := s.NewHash([]byte("hbig"), put("hbig"))
+	big.Reserve(1000)
+	big.Set([]byte("f"), []byte("v"))
+	s.NewList([]byte("l"), put("l")).Push([]byte("1795307408539667"), true)
 	gone := put("expired")
 	s.SetInt(gone, 1)
 	s.SetExpire([]byte("expired"), gone, now-1)
@@ -53,7 +58,7 @@ func TestTouchChangesNothing(t *testing.T) {
 	for i, keys := range [][]string{
 		nil,
 		{"n"},
-		{"n", "short", "long", string(long), "z", "sl", "sl-empty", "expired", "sl-moved", "absent", "absent-2"},
+		{"n", "short", "long", string(long), "z", "sl", "sl-empty", "h", "hbig", "l", "expired", "sl-moved", "absent", "absent-2"},
 		{"sl", "sl", "sl"}, // repeated keys: one lock per shard all the same
 	} {
 		bk := make([][]byte, len(keys))
@@ -99,7 +104,7 @@ func TestTouchConcurrentWithWriters(t *testing.T) {
 				if hi != lo {
 					s.Lock(hi)
 				}
-				switch i % 6 {
+				switch i % 8 {
 				case 0:
 					e, _ := s.Put(k, now)
 					s.SetInt(e, int64(i))
@@ -124,6 +129,20 @@ func TestTouchConcurrentWithWriters(t *testing.T) {
 						z := NewZSet(1, 4)
 						z.Add(1, []byte("m"), 0)
 						s.SetObject(k, e, KindZSet, z)
+					}
+				case 7:
+					if e := s.Lookup(k, now); e != nil && e.Kind() == KindList {
+						s.List(e).Push([]byte(fmt.Sprint(i)), i%2 == 0)
+					} else {
+						e, _ := s.Put(k, now)
+						s.NewList(k, e).Push([]byte("x"), true)
+					}
+				case 6:
+					if e := s.Lookup(k, now); e != nil && e.Kind() == KindHash {
+						s.Hash(e).Set([]byte(fmt.Sprint("f", i%50)), []byte("v"))
+					} else {
+						e, _ := s.Put(k, now)
+						s.NewHash(k, e).Set([]byte("f"), []byte("v"))
 					}
 				}
 				if hi != lo {

@@ -41,37 +41,25 @@ package shards
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
-	"hash/maphash"
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"slices"
 	"strconv"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/tidwall/btree"
 )
 
-// The compact-encoding limits, zset-max-listpack-entries and
-// zset-max-listpack-value. They are read on every insertion, so a CONFIG SET
-// takes effect at once for the sets that grow afterwards.
-var (
-	zsetMaxEntries atomic.Int64
-	zsetMaxValue   atomic.Int64
-)
+// zsetLimits are zset-max-listpack-entries and zset-max-listpack-value.
+var zsetLimits compactLimits
 
 func init() { SetZSetLimits(128, 64) }
 
 // SetZSetLimits sets the largest number of members and the longest member
 // (in bytes) a sorted set may have and still use the compact encoding. It is
 // safe for concurrent use. Sets already converted stay converted.
-func SetZSetLimits(maxEntries, maxValue int64) {
-	zsetMaxEntries.Store(maxEntries)
-	zsetMaxValue.Store(maxValue)
-}
+func SetZSetLimits(maxEntries, maxValue int64) { zsetLimits.set(maxEntries, maxValue) }
 
 // ZSet is a sorted set. The zero value is an empty set in the compact
 // encoding. It is not safe for concurrent use.
@@ -129,95 +117,17 @@ func (b *zbig) remove(e *zentry, slot int) {
 	b.index.removeAt(slot)
 }
 
-// zindex is an open-addressing hash table of entries keyed by member, with
-// linear probing and backward-shift deletion: 8 bytes a slot at a load
-// factor between 3/16 and 3/4, where a Go map[string]float64 spends 24 a
-// slot and a separately allocated key. The sorted-set memory target (no
-// more than Redis's skiplist) depends on it.
-type zindex struct {
-	slots []*zentry // power-of-two length; nil is empty
-	n     int
-}
+// zindex is the hash index of a large set's entries by member (see
+// oaTable).
+type zindex = oaTable[*zentry]
 
-var zindexSeed = maphash.MakeSeed()
-
-func zhash(member string) uint64 { return maphash.String(zindexSeed, member) }
-
-func (x *zindex) init(hint int) {
-	size := 8
-	for size*3 < hint*4 {
-		size *= 2
-	}
-	x.slots, x.n = make([]*zentry, size), 0
-}
-
-// find returns the entry of member and its slot, or nil.
-func (x *zindex) find(member []byte) (*zentry, int) {
-	m := tmpString(member)
-	mask := len(x.slots) - 1
-	for i := int(zhash(m)) & mask; ; i = (i + 1) & mask {
-		e := x.slots[i]
-		if e == nil {
-			return nil, -1
-		}
-		if e.member == m {
-			return e, i
-		}
-	}
-}
-
-func (x *zindex) insert(e *zentry) {
-	if (x.n+1)*4 > len(x.slots)*3 {
-		x.resize(len(x.slots) * 2)
-	}
-	x.place(e)
-	x.n++
-}
-
-func (x *zindex) place(e *zentry) {
-	mask := len(x.slots) - 1
-	i := int(zhash(e.member)) & mask
-	for x.slots[i] != nil {
-		i = (i + 1) & mask
-	}
-	x.slots[i] = e
-}
-
-func (x *zindex) resize(size int) {
-	old := x.slots
-	x.slots = make([]*zentry, size)
-	for _, e := range old {
-		if e != nil {
-			x.place(e)
-		}
-	}
-}
-
-// removeAt empties slot i and shifts back the entries of the probe run
-// after it that may move closer to their home slot.
-func (x *zindex) removeAt(i int) {
-	mask := len(x.slots) - 1
-	x.slots[i] = nil
-	x.n--
-	for j := (i + 1) & mask; x.slots[j] != nil; j = (j + 1) & mask {
-		home := int(zhash(x.slots[j].member)) & mask
-		// The entry at j stays if its home lies cyclically in (i, j].
-		if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
-			continue
-		}
-		x.slots[i], x.slots[j] = x.slots[j], nil
-		i = j
-	}
-	if len(x.slots) > 8 && x.n*16 < len(x.slots)*3 {
-		x.resize(len(x.slots) / 2)
-	}
-}
+func (e *zentry) oaKey() string { return e.member }
 
 // NewZSet returns an empty set in the encoding Redis would pick for a ZADD
 // of sizeHint members whose first member is valueLen bytes long.
 func NewZSet(sizeHint, valueLen int) *ZSet {
 	z := &ZSet{}
-	if int64(sizeHint) > zsetMaxEntries.Load() || int64(valueLen) > zsetMaxValue.Load() {
+	if int64(sizeHint) > zsetLimits.entries.Load() || int64(valueLen) > zsetLimits.value.Load() {
 		z.big = newZbig(sizeHint)
 	}
 	return z
@@ -226,7 +136,7 @@ func NewZSet(sizeHint, valueLen int) *ZSet {
 // Reserve converts the set to the large encoding if adding sizeHint members
 // would outgrow the compact one (Redis's zsetTypeMaybeConvert).
 func (z *ZSet) Reserve(sizeHint int) {
-	if z.big == nil && int64(sizeHint) > zsetMaxEntries.Load() {
+	if z.big == nil && int64(sizeHint) > zsetLimits.entries.Load() {
 		z.convert(sizeHint)
 	}
 }
@@ -406,16 +316,8 @@ func lpDecode(b []byte, off int, st *lpState, m *ZMember) int {
 		off += l
 	case l < lpMemberLong:
 		k := l - lpMemberInt + 1
-		var u uint64
-		if off+8 <= len(b) {
-			u = binary.LittleEndian.Uint64(b[off:]) & (^uint64(0) >> (64 - 8*k))
-		} else {
-			for i := k - 1; i >= 0; i-- {
-				u = u<<8 | uint64(b[off+i])
-			}
-		}
+		m.Int, m.IsInt, m.Member = getZigzag(b, off, k), true, nil
 		off += k
-		m.Int, m.IsInt, m.Member = int64(u>>1)^-int64(u&1), true, nil
 	default:
 		var u uint64
 		u, off = uvarint(b, off)
@@ -660,7 +562,7 @@ func (z *ZSet) Add(score float64, member []byte, flags ZAddFlags) (ZAddResult, f
 	if flags&ZAddXX != 0 {
 		return ZAddRefused, 0
 	}
-	if z.big == nil && (int64(z.n)+1 > zsetMaxEntries.Load() || int64(len(member)) > zsetMaxValue.Load()) {
+	if z.big == nil && (int64(z.n)+1 > zsetLimits.entries.Load() || int64(len(member)) > zsetLimits.value.Load()) {
 		z.convert(z.n + 1)
 	}
 	switch {
@@ -1106,86 +1008,17 @@ func (z *ZSet) Sample(count int, unique bool, fn func(m ZMember)) {
 
 // Scan calls fn for members from cursor on and returns the next cursor, 0
 // when the iteration is complete. A compact set is returned whole in one
-// call, whatever the cursor, as Redis does for a listpack. A large set is
-// walked in the order of a hash of its members, and the cursor is the hash
-// to resume from, so a full iteration returns every member present
-// throughout exactly once, even while the set changes. Each call visits
-// the whole set to pick the next batch, so a batch is at least a sixteenth
-// of the set: a full scan costs at most about sixteen passes, whatever
-// count is.
+// call, whatever the cursor, as Redis does for a listpack; a large set is
+// walked in the order of its members' hashes (see oaTable.scan).
 func (z *ZSet) Scan(cursor uint64, count int, fn func(m ZMember)) uint64 {
 	if z.big == nil {
 		// Whatever the cursor, as Redis does for a listpack.
 		z.Walk(0, z.n, false, func(m ZMember) bool { fn(m); return true })
 		return 0
 	}
-	slots := z.big.index.slots
-	count = max(count, z.big.len()/16, 1)
-	type hm struct {
-		h uint64
-		e *zentry
-	}
-	// The count smallest hashes >= cursor, in a max-heap.
-	heap := make([]hm, 0, min(count, z.big.len()))
-	less := func(i, j int) bool { return heap[i].h > heap[j].h }
-	for _, e := range slots {
-		if e == nil {
-			continue
-		}
-		h := zhash(e.member)
-		switch {
-		case h < cursor:
-		case len(heap) < count:
-			heap = append(heap, hm{h, e})
-			for i := len(heap) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !less(i, p) {
-					break
-				}
-				heap[i], heap[p] = heap[p], heap[i]
-				i = p
-			}
-		case h < heap[0].h:
-			heap[0] = hm{h, e}
-			for i := 0; ; {
-				c := 2*i + 1
-				if c >= len(heap) {
-					break
-				}
-				if c+1 < len(heap) && less(c+1, c) {
-					c++
-				}
-				if !less(c, i) {
-					break
-				}
-				heap[i], heap[c] = heap[c], heap[i]
-				i = c
-			}
-		}
-	}
-	next := uint64(0)
-	if len(heap) == count && heap[0].h != math.MaxUint64 {
-		next = heap[0].h + 1
-	}
-	slices.SortFunc(heap, func(a, b hm) int { return cmp.Compare(a.h, b.h) })
 	var m ZMember
-	for _, it := range heap {
-		m.Score, m.Member = it.e.score, bytesOf(it.e.member)
+	return z.big.index.scan(cursor, count, func(e *zentry) {
+		m.Score, m.Member = e.score, bytesOf(e.member)
 		fn(m)
-	}
-	if next != 0 {
-		// Is anything left past the batch? If not, say so now rather than
-		// make the client come back for an empty page.
-		more := false
-		for _, e := range slots {
-			if e != nil && zhash(e.member) >= next {
-				more = true
-				break
-			}
-		}
-		if !more {
-			next = 0
-		}
-	}
-	return next
+	})
 }

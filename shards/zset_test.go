@@ -83,24 +83,12 @@ var zmembers = func() []string {
 // with conversions in the middle (limits around the set's size).
 func TestZSetModel(t *testing.T) {
 	defer SetZSetLimits(128, 64)
-	for _, lim := range []struct {
-		name            string
-		entries, values int64
-	}{{"compact", 1 << 20, 1 << 20}, {"big", 0, 0}, {"converting", 12, 40}} {
-		t.Run(lim.name, func(t *testing.T) {
-			seed := rand.Uint64()
-			t.Logf("seed %d", seed)
-			rnd := rand.New(rand.NewPCG(seed, 1))
-			SetZSetLimits(lim.entries, lim.values)
-			for round := 0; round < 30; round++ {
-				z := NewZSet(0, 0)
-				model := zmodel{}
-				for step := 0; step < 400; step++ {
-					zsetModelStep(t, rnd, z, model, round*1000+step)
-				}
-			}
-		})
-	}
+	limits := []modelLimits{{"compact", 1 << 20, 1 << 20}, {"big", 0, 0}, {"converting", 12, 40}}
+	runModel(t, limits, SetZSetLimits, 30, 400, func(t *testing.T, rnd *rand.Rand) func(int) {
+		z := NewZSet(0, 0)
+		model := zmodel{}
+		return func(step int) { zsetModelStep(t, rnd, z, model, step) }
+	})
 }
 
 func zsetModelStep(t *testing.T, rnd *rand.Rand, z *ZSet, model zmodel, step int) {
@@ -443,42 +431,30 @@ func memoryPerEntry(t *testing.T, keys, entries int, fill func(st *Store, key []
 // data, measured by hand as the growth of INFO used_memory (keys, dict and
 // allocator overhead included, as here): ratekv must not take more.
 func TestZSetMemory(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector changes allocation sizes; .ci/run runs this without -race")
-	}
-	if testing.Short() {
-		t.Skip("fills a million entries")
-	}
 	defer SetZSetLimits(128, 64)
 	SetZSetLimits(128, 64)
-	for _, tt := range []struct {
-		name          string
-		keys, entries int
-		uuid          bool
-		ceiling       float64
-	}{
-		{"10kx100/uuid", 10000, 100, true, 52.0},        // Redis: listpack
-		{"1kx1000/uuid", 1000, 1000, true, 142.4},       // Redis: skiplist
-		{"10kx100/timestamp", 10000, 100, false, 21.3},  // Redis: listpack
-		{"1kx1000/timestamp", 1000, 1000, false, 126.4}, // Redis: skiplist
-	} {
-		perEntry := memoryPerEntry(t, tt.keys, tt.entries, func(st *Store, key []byte, rnd *rand.Rand) {
+	fill := func(entries int, uuid bool) func(st *Store, key []byte, rnd *rand.Rand) {
+		return func(st *Store, key []byte, rnd *rand.Rand) {
 			z := NewZSet(0, 0)
 			ts := int64(1795307408539667) + rnd.Int64N(1e9)
-			for i := 0; i < tt.entries; i++ {
+			for i := 0; i < entries; i++ {
 				ts += 1000 + rnd.Int64N(1_200_000)
 				m := strconv.AppendInt(nil, ts, 10)
-				if tt.uuid {
+				if uuid {
 					m = uuidLike(rnd)
 				}
 				z.Add(float64(ts), m, 0)
 			}
 			e, _ := st.Put(key, 0)
 			st.SetObject(key, e, KindZSet, z)
-		})
-		t.Logf("%s: %.1f B/entry (ceiling %.0f)", tt.name, perEntry, tt.ceiling)
-		require.LessOrEqual(t, perEntry, tt.ceiling, tt.name)
+		}
 	}
+	checkMemory(t, []memoryCase{
+		{"10kx100/uuid", 10000, 100, 52.0, fill(100, true)},         // Redis: listpack
+		{"1kx1000/uuid", 1000, 1000, 142.4, fill(1000, true)},       // Redis: skiplist
+		{"10kx100/timestamp", 10000, 100, 21.3, fill(100, false)},   // Redis: listpack
+		{"1kx1000/timestamp", 1000, 1000, 126.4, fill(1000, false)}, // Redis: skiplist
+	})
 }
 
 // TestZindex stresses the hash index of large sets: inserts, finds, and
@@ -530,21 +506,11 @@ func FuzzZSetModel(f *testing.F) {
 	f.Add(uint64(2), uint8(1))
 	f.Add(uint64(3), uint8(2))
 	f.Fuzz(func(t *testing.T, seed uint64, lim uint8) {
-		defer SetZSetLimits(128, 64)
-		switch lim % 3 {
-		case 0:
-			SetZSetLimits(128, 64)
-		case 1:
-			SetZSetLimits(0, 0)
-		default:
-			SetZSetLimits(int64(lim%16), int64(lim))
-		}
-		rnd := rand.New(rand.NewPCG(seed, uint64(lim)))
-		z := NewZSet(0, 0)
-		model := zmodel{}
-		for step := 0; step < 200; step++ {
-			zsetModelStep(t, rnd, z, model, step)
-		}
+		fuzzModel(seed, lim, SetZSetLimits, [2]int64{128, 64}, func(rnd *rand.Rand) func(int) {
+			z := NewZSet(0, 0)
+			model := zmodel{}
+			return func(step int) { zsetModelStep(t, rnd, z, model, step) }
+		})
 	})
 }
 
