@@ -219,6 +219,11 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 		c.WriteError(errNoAuth)
 		return
 	}
+	// Over maxmemory: evict, or refuse, before the command runs or is
+	// queued (before the disk's refusal, in Redis's order).
+	if c.eng.mem.maxmemory.Load() != 0 && !c.replaying && c.oomRefused(cmd) {
+		return
+	}
 	if c.tx.active && cmd.Flags&FlagTxControl == 0 {
 		if cmd.Flags&FlagNoMulti != 0 {
 			c.flagTx()

@@ -36,6 +36,7 @@ type Engine struct {
 	errStats      map[string]int64
 	totalErrors   atomic.Int64
 	stats         serverStats // INFO's ids, memory peak and rate sampler (server.go)
+	mem           memState    // maxmemory and eviction (evict.go)
 }
 
 // Host is what the command layer needs of the network runtime that runs
@@ -122,6 +123,7 @@ func (e *Engine) watchConfig() {
 		w.apply()
 		cfg.OnChange(w.key, func(string) { w.apply() })
 	}
+	e.watchMemory()
 }
 
 // countError records an error reply under its first word (errorstats).

@@ -69,33 +69,37 @@ func newKey(name string, k kind) key {
 
 // The keys of Params, in its order.
 var (
-	Bind                     = StringKey{newKey("bind", kindString)}
-	Port                     = IntKey{newKey("port", kindInt)}
-	Dir                      = StringKey{newKey("dir", kindString)}
-	RequirePass              = StringKey{newKey("requirepass", kindString)}
-	MaxClients               = IntKey{newKey("maxclients", kindInt)}
-	Timeout                  = IntKey{newKey("timeout", kindInt)}
-	ProtoMaxBulkLen          = IntKey{newKey("proto-max-bulk-len", kindInt)}
-	ClientQueryBufferLimit   = IntKey{newKey("client-query-buffer-limit", kindInt)}
-	Shards                   = IntKey{newKey("shards", kindInt)}
-	LogLevel                 = StringKey{newKey("loglevel", kindString)}
-	Save                     = SaveKey{newKey("save", kindSave)}
-	StopWritesOnBgsaveError  = BoolKey{newKey("stop-writes-on-bgsave-error", kindBool)}
-	AppendOnly               = BoolKey{newKey("appendonly", kindBool)}
-	AppendFsync              = FsyncKey{newKey("appendfsync", kindFsync)}
-	AppendFilename           = StringKey{newKey("appendfilename", kindString)}
-	AppendDirname            = StringKey{newKey("appenddirname", kindString)}
-	DBFilename               = StringKey{newKey("dbfilename", kindString)}
-	AutoAOFRewritePercentage = IntKey{newKey("auto-aof-rewrite-percentage", kindInt)}
-	AutoAOFRewriteMinSize    = IntKey{newKey("auto-aof-rewrite-min-size", kindInt)}
-	AOFLoadTruncated         = BoolKey{newKey("aof-load-truncated", kindBool)}
-	AOFLoadCorrupt           = StringKey{newKey("aof-load-corrupt", kindString)}
-	PrefetchBatch            = StringKey{newKey("prefetch-batch", kindString)}
-	EventLoop                = BoolKey{newKey("event-loop", kindBool)}
-	BatchReplies             = BoolKey{newKey("batch-replies", kindBool)}
-	Databases                = IntKey{newKey("databases", kindInt)}
-	ZSetMaxListpackEntries   = IntKey{newKey("zset-max-listpack-entries", kindInt)}
-	ZSetMaxListpackValue     = IntKey{newKey("zset-max-listpack-value", kindInt)}
+	Bind                      = StringKey{newKey("bind", kindString)}
+	Port                      = IntKey{newKey("port", kindInt)}
+	Dir                       = StringKey{newKey("dir", kindString)}
+	RequirePass               = StringKey{newKey("requirepass", kindString)}
+	MaxClients                = IntKey{newKey("maxclients", kindInt)}
+	Timeout                   = IntKey{newKey("timeout", kindInt)}
+	ProtoMaxBulkLen           = IntKey{newKey("proto-max-bulk-len", kindInt)}
+	ClientQueryBufferLimit    = IntKey{newKey("client-query-buffer-limit", kindInt)}
+	Shards                    = IntKey{newKey("shards", kindInt)}
+	LogLevel                  = StringKey{newKey("loglevel", kindString)}
+	Save                      = SaveKey{newKey("save", kindSave)}
+	StopWritesOnBgsaveError   = BoolKey{newKey("stop-writes-on-bgsave-error", kindBool)}
+	AppendOnly                = BoolKey{newKey("appendonly", kindBool)}
+	AppendFsync               = FsyncKey{newKey("appendfsync", kindFsync)}
+	AppendFilename            = StringKey{newKey("appendfilename", kindString)}
+	AppendDirname             = StringKey{newKey("appenddirname", kindString)}
+	DBFilename                = StringKey{newKey("dbfilename", kindString)}
+	AutoAOFRewritePercentage  = IntKey{newKey("auto-aof-rewrite-percentage", kindInt)}
+	AutoAOFRewriteMinSize     = IntKey{newKey("auto-aof-rewrite-min-size", kindInt)}
+	AOFLoadTruncated          = BoolKey{newKey("aof-load-truncated", kindBool)}
+	AOFLoadCorrupt            = StringKey{newKey("aof-load-corrupt", kindString)}
+	PrefetchBatch             = StringKey{newKey("prefetch-batch", kindString)}
+	EventLoop                 = BoolKey{newKey("event-loop", kindBool)}
+	BatchReplies              = BoolKey{newKey("batch-replies", kindBool)}
+	Databases                 = IntKey{newKey("databases", kindInt)}
+	ZSetMaxListpackEntries    = IntKey{newKey("zset-max-listpack-entries", kindInt)}
+	ZSetMaxListpackValue      = IntKey{newKey("zset-max-listpack-value", kindInt)}
+	MaxMemory                 = IntKey{newKey("maxmemory", kindInt)}
+	MaxMemoryPolicy           = StringKey{newKey("maxmemory-policy", kindString)}
+	MaxMemorySamples          = IntKey{newKey("maxmemory-samples", kindInt)}
+	MaxMemoryEvictionTenacity = IntKey{newKey("maxmemory-eviction-tenacity", kindInt)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the

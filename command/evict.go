@@ -1,0 +1,379 @@
+package command
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/journal"
+	"github.com/ratekv/ratekv/shards"
+)
+
+// The memory limit (maxmemory) and eviction, as Redis's evict.c.
+//
+// used_memory is what the process has mapped from the operating system and
+// not returned, by the Go runtime's own accounting (runtime/metrics: heap
+// objects, free heap not yet returned, stacks, the runtime's metadata).
+// Reading it costs microseconds, so a sampler reads it every
+// memSampleEvery while a limit is set, never a command; between two
+// readings it is corrected by the store's own count of its live bytes
+// (shards.Store.Live, one atomic load), so that a burst of new keys is
+// seen at once.
+//
+// Not all of that memory is in use: a deleted key's slot and arena bytes
+// wait for the next key (shards.Store.Slack), the Go heap keeps freed pages
+// for its next allocations, and the values deleted keys held are garbage
+// until the collector runs (shards.Store.Dropped). Counted, they would
+// make each eviction look as if it had freed nothing, and the next
+// reading would evict again: every key would go. They are
+// mem_not_counted_for_evict, as Redis leaves its AOF buffer out of the
+// count; the limit applies to the rest:
+//
+//	used for eviction = overhead at the last reading + live bytes now
+//
+// The Go memory limit (main's memory.go) keeps that reusable memory from
+// growing the process's RSS: the runtime collects and returns pages to
+// stay under maxmemory plus a margin.
+//
+// Before a command that may use more memory (denyoom) runs, and before
+// its shards are locked, performEvictions deletes keys until the count is
+// under the limit, one shard locked at a time, each key journaled as a DEL
+// (the log replays the same keyspace). It stops after its time budget
+// (maxmemory-eviction-tenacity) and leaves the rest to a background job,
+// as Redis's evictionTimeProc, so that one command never stalls the
+// server; the command then runs. When the policy forbids eviction or
+// nothing is left that it may take, denyoom commands are refused with
+// -OOM; reads and deletes go on.
+
+// memSampleEvery is how often the sampler reads the runtime's memory.
+const memSampleEvery = 5 * time.Millisecond
+
+// Results of performEvictions, as Redis's EVICT_OK, EVICT_RUNNING and
+// EVICT_FAIL.
+const (
+	evictOK      = iota // under the limit
+	evictRunning        // over it, and the background job evicts
+	evictFail           // over it, and nothing may be evicted
+)
+
+// memState is the Engine's memory accounting and eviction state. The zero
+// value is "no limit"; it is safe for concurrent use.
+type memState struct {
+	maxmemory atomic.Int64
+	policy    atomic.Uint32 // shards.EvictPolicy; EvictNone for noeviction
+	samples   atomic.Int64
+	tenacity  atomic.Int64
+
+	// The last reading (see sample).
+	overhead   atomic.Int64 // used for eviction minus the store's live bytes
+	mapped     atomic.Int64 // used_memory at the reading
+	liveAt     atomic.Int64 // the store's live bytes at the reading
+	notCounted atomic.Int64 // mem_not_counted_for_evict at the reading
+
+	bgRunning atomic.Bool // the background eviction job runs
+	gcRunning atomic.Bool // a collection the sampler asked for runs
+
+	mu      sync.Mutex    // guards stop
+	stop    chan struct{} // closes the sampler; nil when it does not run
+	dropGC  int64         // the store's Dropped at the last collection seen (sampler only)
+	dropWas int64         // Dropped at the previous reading (sampler only)
+	gcs     uint64        // collections counted at the previous reading (sampler only)
+}
+
+// evictPolicies maps maxmemory-policy's values to the store's policies;
+// config refuses those not in it.
+var evictPolicies = map[string]shards.EvictPolicy{
+	"noeviction":      shards.EvictNone,
+	"allkeys-random":  shards.EvictAllKeysRandom,
+	"volatile-random": shards.EvictVolatileRandom,
+	"volatile-ttl":    shards.EvictVolatileTTL,
+}
+
+// watchMemory keeps the memory parameters' copies current, and runs the
+// sampler while a limit is set.
+func (e *Engine) watchMemory() {
+	m, cfg := &e.mem, e.cfg
+	for _, w := range []struct {
+		key   config.Key
+		apply func()
+	}{
+		{config.MaxMemoryPolicy, func() { m.policy.Store(uint32(evictPolicies[cfg.String(config.MaxMemoryPolicy)])) }},
+		{config.MaxMemorySamples, func() { m.samples.Store(cfg.Int(config.MaxMemorySamples)) }},
+		{config.MaxMemoryEvictionTenacity, func() { m.tenacity.Store(cfg.Int(config.MaxMemoryEvictionTenacity)) }},
+		{config.MaxMemory, func() {
+			limit := cfg.Int(config.MaxMemory)
+			if limit > 0 {
+				e.startSampler() // a reading before the limit applies
+			}
+			m.maxmemory.Store(limit)
+			if limit == 0 {
+				e.stopSampler()
+			}
+		}},
+	} {
+		w.apply()
+		cfg.OnChange(w.key, func(string) { w.apply() })
+	}
+}
+
+// startSampler takes a reading and starts the sampler, if it does not run.
+func (e *Engine) startSampler() {
+	m := &e.mem
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stop != nil {
+		return
+	}
+	stop := make(chan struct{})
+	m.stop = stop
+	e.sample()
+	go func() {
+		t := time.NewTicker(memSampleEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if e.host != nil && e.host.Closing() {
+					return
+				}
+				e.sample()
+			}
+		}
+	}()
+}
+
+// stopSampler stops the sampler, if it runs.
+func (e *Engine) stopSampler() {
+	m := &e.mem
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stop != nil {
+		close(m.stop)
+		m.stop = nil
+	}
+}
+
+// memReading is one reading of the runtime's memory.
+type memReading struct {
+	mapped   int64  // mapped and not returned: used_memory
+	heapFree int64  // free heap pages not returned
+	gcs      uint64 // collections completed
+}
+
+var memMetrics = []string{
+	"/memory/classes/total:bytes",
+	"/memory/classes/heap/released:bytes",
+	"/memory/classes/heap/free:bytes",
+	"/gc/cycles/total:gc-cycles",
+}
+
+// readMemory reads the runtime's memory accounting.
+func readMemory() memReading {
+	s := make([]metrics.Sample, len(memMetrics))
+	for i, n := range memMetrics {
+		s[i].Name = n
+	}
+	metrics.Read(s)
+	return memReading{
+		mapped:   int64(s[0].Value.Uint64() - s[1].Value.Uint64()),
+		heapFree: int64(s[2].Value.Uint64()),
+		gcs:      s[3].Value.Uint64(),
+	}
+}
+
+// sample takes a reading (see the file comment). Only the sampler calls it
+// (and startSampler, before the sampler starts); it locks each shard in
+// turn, so the caller holds none.
+func (e *Engine) sample() {
+	m, st := &e.mem, e.store
+	slack := st.Slack()
+	r := readMemory()
+	live := st.Live()
+	dropped := st.Dropped()
+	if r.gcs != m.gcs {
+		// What was dropped before the previous reading is collected now;
+		// what came after it may not be.
+		m.gcs, m.dropGC = r.gcs, m.dropWas
+	}
+	m.dropWas = dropped
+	garbage := max(dropped-m.dropGC, 0)
+	notCounted := min(slack+r.heapFree+garbage, r.mapped)
+	m.mapped.Store(r.mapped)
+	m.liveAt.Store(live)
+	m.notCounted.Store(notCounted)
+	m.overhead.Store(r.mapped - notCounted - live)
+	// Garbage the collector has not got to would count as used until it
+	// does (and the heap only shrinks after a collection): ask for one
+	// once it is a sixteenth of the limit, without waiting for it.
+	if limit := m.maxmemory.Load(); limit > 0 && garbage > max(limit/16, 1<<20) && m.gcRunning.CompareAndSwap(false, true) {
+		go func() {
+			runtime.GC()
+			m.gcRunning.Store(false)
+		}()
+	}
+}
+
+// usedMemory returns used_memory and mem_not_counted_for_evict: the last
+// reading corrected by the store's live bytes since.
+func (e *Engine) usedMemory() (used, notCounted int64) {
+	m := &e.mem
+	return max(m.mapped.Load()+e.store.Live()-m.liveAt.Load(), 0), m.notCounted.Load()
+}
+
+// toFree returns how many bytes are over maxmemory (0: none, or no limit).
+func (e *Engine) toFree() int64 {
+	m := &e.mem
+	limit := m.maxmemory.Load()
+	if limit == 0 {
+		return 0
+	}
+	return max(m.overhead.Load()+e.store.Live()-limit, 0)
+}
+
+// evictionTimeLimit is Redis's evictionTimeLimitUs: 50 µs per step of
+// tenacity up to 10, then 15% more per step, and no limit at 100.
+func evictionTimeLimit(tenacity int64) time.Duration {
+	switch {
+	case tenacity <= 10:
+		return time.Duration(50*tenacity) * time.Microsecond
+	case tenacity < 100:
+		return time.Duration(500*math.Pow(1.15, float64(tenacity-10))) * time.Microsecond
+	}
+	return time.Duration(math.MaxInt64)
+}
+
+// performEvictions evicts keys until the memory used is under maxmemory,
+// for at most the tenacity's time, and says how it went (evictOK,
+// evictRunning, evictFail); when time runs out the background job goes on.
+// c is the client whose command waits for it, so that its reply waits for
+// the DELs' journal too. The caller holds no shard.
+func (e *Engine) performEvictions(c *Client) int {
+	r := e.evictSlice(c, evictionTimeLimit(e.mem.tenacity.Load()))
+	if r == evictRunning {
+		e.startEvictionJob()
+	}
+	return r
+}
+
+// evictSlice evicts keys until the memory used is under maxmemory, or for
+// about limit (the clock is read every 16 keys, as in Redis); see
+// performEvictions. c may be nil (the background job).
+func (e *Engine) evictSlice(c *Client, limit time.Duration) int {
+	if e.toFree() == 0 {
+		return evictOK
+	}
+	p := shards.EvictPolicy(e.mem.policy.Load())
+	if p == shards.EvictNone {
+		return evictFail
+	}
+	start := time.Now()
+	var buf []byte
+	for keys := 1; e.toFree() > 0; keys++ {
+		var ok bool
+		if buf, ok = e.evictOne(c, p, buf); !ok {
+			return evictFail
+		}
+		if keys%16 == 0 && time.Since(start) > limit {
+			return evictRunning
+		}
+	}
+	return evictOK
+}
+
+// evictOne evicts one key that policy p may take, from the first shard
+// that has one, starting from a random shard, and journals it as a DEL.
+// It reports false when no shard has such a key. buf is reused for the
+// key and the record.
+func (e *Engine) evictOne(c *Client, p shards.EvictPolicy, buf []byte) ([]byte, bool) {
+	st := e.store
+	n := st.NumShards()
+	first := rand.IntN(n)
+	samples := int(e.mem.samples.Load())
+	nowMs := st.Now() / 1e6
+	for j := range n {
+		i := (first + j) % n
+		st.Lock(i)
+		key, _, _, ok := st.EvictIn(i, p, samples, nowMs, buf)
+		if ok {
+			// Journaled with the shard held, as writes are (journal.go).
+			if jr := e.jr.Load(); jr != nil {
+				rec := journal.AppendCommand(key[len(key):], bDEL, key)
+				if c != nil {
+					c.appendTo(jr, rec)
+				} else {
+					jr.j.Append(rec)
+				}
+				buf = rec[:0]
+			} else {
+				buf = key[:0]
+			}
+		}
+		st.Unlock(i)
+		if ok {
+			return buf, true
+		}
+	}
+	return buf, false
+}
+
+// startEvictionJob starts the background eviction job, if it does not run:
+// it evicts in slices of the tenacity's time, letting the connections run
+// between them (shards.Store.Yield), until the memory is under the limit
+// or nothing is left to evict.
+func (e *Engine) startEvictionJob() {
+	m := &e.mem
+	if !m.bgRunning.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer m.bgRunning.Store(false)
+		for {
+			if e.host != nil && e.host.Closing() {
+				return
+			}
+			if e.evictSlice(nil, max(evictionTimeLimit(m.tenacity.Load()), 100*time.Microsecond)) != evictRunning {
+				return
+			}
+			e.store.Yield()
+		}
+	}()
+}
+
+// oomRefused runs the memory check of Redis's processCommand before cmd
+// runs or is queued: when over maxmemory it evicts, and it refuses a
+// command that may use more memory (denyoom, or EXEC of a transaction
+// holding one) when nothing could be evicted, and then also any command
+// but EXEC, DISCARD, QUIT and RESET inside MULTI (a queue grows too). It
+// writes the refusal and reports whether it refused. The caller holds no
+// shard.
+func (c *Client) oomRefused(cmd *Command) bool {
+	exec := cmd.Name == "exec" && c.tx.active
+	refuse := cmd.Flags&FlagDenyOOM != 0 || exec && c.tx.denyOOM()
+	if c.tx.active && !exec && cmd.Name != "discard" && cmd.Name != "quit" && cmd.Name != "reset" {
+		refuse = true
+	}
+	if c.tx.active && cmd.Flags&FlagNoMulti != 0 {
+		refuse = false // refused as no_multi, before the memory check
+	}
+	if !refuse || c.eng.performEvictions(c) != evictFail {
+		return false
+	}
+	cmd.rejected.Add(1)
+	if exec {
+		// As Redis's rejectCommand: EXEC refused is execCommandAbort.
+		c.tx.reset()
+		c.unwatchAll()
+		c.WriteError(errExecAbortBecause + errOOM)
+		return true
+	}
+	c.flagTx()
+	c.WriteError(errOOM)
+	return true
+}
