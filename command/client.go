@@ -45,6 +45,7 @@ type Client struct {
 	heldAll   bool
 	inExec    bool // running EXEC's queued commands: shards already locked
 	keyBuf    []int
+	evictBuf  []byte // the keys evicted before a command, and their records (evict.go)
 
 	names nameCache // the command names this connection sent last (see Lookup)
 

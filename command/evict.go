@@ -3,7 +3,6 @@ package command
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
@@ -25,30 +24,32 @@ import (
 // (shards.Store.Live, one atomic load), so that a burst of new keys is
 // seen at once.
 //
-// Not all of that memory is in use: a deleted key's slot and arena bytes
-// wait for the next key (shards.Store.Slack), the Go heap keeps freed pages
-// for its next allocations, and the values deleted keys held are garbage
-// until the collector runs (shards.Store.Dropped). Counted, they would
-// make each eviction look as if it had freed nothing, and the next
-// reading would evict again: every key would go. They are
-// mem_not_counted_for_evict, as Redis leaves its AOF buffer out of the
-// count; the limit applies to the rest:
+// Not all of that memory is in use. A deleted key's slot and arena bytes
+// wait for the next key (shards.Store.Slack); the Go heap keeps freed pages
+// for its next allocations; what deleted keys held, and the buffers of the
+// log and the replies, are garbage until the collector runs; the log's
+// buffers are the log's. Counted, they would make each eviction look as if
+// it had freed nothing, and the next reading would evict again until every
+// key was gone. They are mem_not_counted_for_evict (Redis leaves its AOF
+// buffer out the same way), and the limit applies to the rest: the heap
+// the last collection found live, less the store's slack and the log's
+// buffers, plus what is not heap, with the store's live bytes brought up
+// to now (see sample).
 //
-//	used for eviction = overhead at the last reading + live bytes now
+// What keeps the reusable memory from growing the process's RSS is the Go
+// memory limit (GoMemoryLimit, applied by main's memory.go): maxmemory plus
+// a margin, so that the runtime collects and returns pages before the
+// garbage between two collections takes the process far past maxmemory.
 //
-// The Go memory limit (main's memory.go) keeps that reusable memory from
-// growing the process's RSS: the runtime collects and returns pages to
-// stay under maxmemory plus a margin.
-//
-// Before a command that may use more memory (denyoom) runs, and before
-// its shards are locked, performEvictions deletes keys until the count is
-// under the limit, one shard locked at a time, each key journaled as a DEL
-// (the log replays the same keyspace). It stops after its time budget
-// (maxmemory-eviction-tenacity) and leaves the rest to a background job,
-// as Redis's evictionTimeProc, so that one command never stalls the
-// server; the command then runs. When the policy forbids eviction or
-// nothing is left that it may take, denyoom commands are refused with
-// -OOM; reads and deletes go on.
+// Before a command that may use more memory (denyoom) runs or is queued,
+// and before its shards are locked, performEvictions deletes keys until
+// the count is under the limit, one shard locked at a time, each key
+// journaled as a DEL (the log replays the same keyspace). It stops after
+// its time budget (maxmemory-eviction-tenacity) and leaves the rest to a
+// background job, as Redis's evictionTimeProc, so that one command never
+// stalls the server; the command then runs. When the policy forbids
+// eviction or nothing is left that it may take, denyoom commands are
+// refused with -OOM; reads and deletes go on.
 
 // memSampleEvery is how often the sampler reads the runtime's memory.
 const memSampleEvery = 5 * time.Millisecond
@@ -75,14 +76,17 @@ type memState struct {
 	liveAt     atomic.Int64 // the store's live bytes at the reading
 	notCounted atomic.Int64 // mem_not_counted_for_evict at the reading
 
-	bgRunning atomic.Bool // the background eviction job runs
-	gcRunning atomic.Bool // a collection the sampler asked for runs
+	goLimit atomic.Int64 // see GoMemoryLimit
 
-	mu      sync.Mutex    // guards stop
-	stop    chan struct{} // closes the sampler; nil when it does not run
-	dropGC  int64         // the store's Dropped at the last collection seen (sampler only)
-	dropWas int64         // Dropped at the previous reading (sampler only)
-	gcs     uint64        // collections counted at the previous reading (sampler only)
+	bgRunning atomic.Bool // the background eviction job runs
+
+	mu   sync.Mutex    // guards stop
+	stop chan struct{} // closes the sampler; nil when it does not run
+
+	// The sampler's own (sample).
+	sampled         bool
+	gcs             uint64 // collections completed at the last reading
+	liveGC, slackGC int64  // the store's live bytes and slack after the last collection
 }
 
 // evictPolicies maps maxmemory-policy's values to the store's policies;
@@ -164,6 +168,8 @@ func (e *Engine) stopSampler() {
 type memReading struct {
 	mapped   int64  // mapped and not returned: used_memory
 	heapFree int64  // free heap pages not returned
+	objects  int64  // heap objects, live or not yet collected
+	heapLive int64  // heap objects the last collection found live
 	gcs      uint64 // collections completed
 }
 
@@ -171,6 +177,8 @@ var memMetrics = []string{
 	"/memory/classes/total:bytes",
 	"/memory/classes/heap/released:bytes",
 	"/memory/classes/heap/free:bytes",
+	"/memory/classes/heap/objects:bytes",
+	"/gc/heap/live:bytes",
 	"/gc/cycles/total:gc-cycles",
 }
 
@@ -181,44 +189,62 @@ func readMemory() memReading {
 		s[i].Name = n
 	}
 	metrics.Read(s)
-	return memReading{
+	r := memReading{
 		mapped:   int64(s[0].Value.Uint64() - s[1].Value.Uint64()),
 		heapFree: int64(s[2].Value.Uint64()),
-		gcs:      s[3].Value.Uint64(),
+		objects:  int64(s[3].Value.Uint64()),
+		heapLive: int64(s[4].Value.Uint64()),
+		gcs:      s[5].Value.Uint64(),
 	}
+	if r.gcs == 0 { // no collection yet: count every object
+		r.heapLive = r.objects
+	}
+	return r
 }
 
 // sample takes a reading (see the file comment). Only the sampler calls it
-// (and startSampler, before the sampler starts); it locks each shard in
-// turn, so the caller holds none.
+// (and startSampler, before the sampler starts); the caller holds no
+// shard.
+//
+// The memory used for eviction is what is not heap (stacks, the
+// runtime's metadata), plus what the last collection found live on the
+// heap, less the store's live bytes and slack then, plus its live bytes
+// now. So the garbage made since (the log's and the replies' buffers, the
+// values of deleted keys) does not count, nor does the free heap; the Go
+// memory limit (GoMemoryLimit) makes the runtime collect it before it
+// grows the process much past maxmemory.
 func (e *Engine) sample() {
 	m, st := &e.mem, e.store
-	slack := st.Slack()
 	r := readMemory()
-	live := st.Live()
-	dropped := st.Dropped()
-	if r.gcs != m.gcs {
-		// What was dropped before the previous reading is collected now;
-		// what came after it may not be.
-		m.gcs, m.dropGC = r.gcs, m.dropWas
+	if r.gcs != m.gcs || !m.sampled {
+		// The store as the collection saw it (a few ms later).
+		m.gcs, m.sampled = r.gcs, true
+		m.liveGC, m.slackGC = st.Live(), st.Slack()
 	}
-	m.dropWas = dropped
-	garbage := max(dropped-m.dropGC, 0)
-	notCounted := min(slack+r.heapFree+garbage, r.mapped)
+	live := st.Live()
+	overhead := r.mapped - r.heapFree - r.objects + r.heapLive - m.liveGC - m.slackGC
+	if jr := e.jr.Load(); jr != nil && jr.memory != nil {
+		overhead -= jr.memory.Memory()
+	}
 	m.mapped.Store(r.mapped)
 	m.liveAt.Store(live)
-	m.notCounted.Store(notCounted)
-	m.overhead.Store(r.mapped - notCounted - live)
-	// Garbage the collector has not got to would count as used until it
-	// does (and the heap only shrinks after a collection): ask for one
-	// once it is a sixteenth of the limit, without waiting for it.
-	if limit := m.maxmemory.Load(); limit > 0 && garbage > max(limit/16, 1<<20) && m.gcRunning.CompareAndSwap(false, true) {
-		go func() {
-			runtime.GC()
-			m.gcRunning.Store(false)
-		}()
+	m.notCounted.Store(max(r.mapped-overhead-live, 0))
+	m.overhead.Store(overhead)
+	if limit := m.maxmemory.Load(); limit > 0 {
+		// Room for the garbage between two collections, and never under
+		// what is live (a collection running back to back would not free
+		// anything).
+		m.goLimit.Store(max(limit, r.mapped-r.heapFree-r.objects+r.heapLive) + max(limit/16, 4<<20))
+	} else {
+		m.goLimit.Store(0)
 	}
 }
+
+// GoMemoryLimit is the memory limit the Go runtime should keep to while
+// maxmemory is set, 0 otherwise; main's memory.go applies it. It is past
+// maxmemory by a margin for the garbage the runtime lets grow between two
+// collections.
+func (e *Engine) GoMemoryLimit() int64 { return e.mem.goLimit.Load() }
 
 // usedMemory returns used_memory and mem_not_counted_for_evict: the last
 // reading corrected by the store's live bytes since.
@@ -255,7 +281,7 @@ func evictionTimeLimit(tenacity int64) time.Duration {
 // c is the client whose command waits for it, so that its reply waits for
 // the DELs' journal too. The caller holds no shard.
 func (e *Engine) performEvictions(c *Client) int {
-	r := e.evictSlice(c, evictionTimeLimit(e.mem.tenacity.Load()))
+	r := e.evictSlice(c, evictionTimeLimit(e.mem.tenacity.Load()), &c.evictBuf)
 	if r == evictRunning {
 		e.startEvictionJob()
 	}
@@ -264,8 +290,9 @@ func (e *Engine) performEvictions(c *Client) int {
 
 // evictSlice evicts keys until the memory used is under maxmemory, or for
 // about limit (the clock is read every 16 keys, as in Redis); see
-// performEvictions. c may be nil (the background job).
-func (e *Engine) evictSlice(c *Client, limit time.Duration) int {
+// performEvictions. c may be nil (the background job). buf is reused for
+// the keys and their records.
+func (e *Engine) evictSlice(c *Client, limit time.Duration, buf *[]byte) int {
 	if e.toFree() == 0 {
 		return evictOK
 	}
@@ -274,10 +301,9 @@ func (e *Engine) evictSlice(c *Client, limit time.Duration) int {
 		return evictFail
 	}
 	start := time.Now()
-	var buf []byte
 	for keys := 1; e.toFree() > 0; keys++ {
 		var ok bool
-		if buf, ok = e.evictOne(c, p, buf); !ok {
+		if *buf, ok = e.evictOne(c, p, *buf); !ok {
 			return evictFail
 		}
 		if keys%16 == 0 && time.Since(start) > limit {
@@ -334,11 +360,12 @@ func (e *Engine) startEvictionJob() {
 	}
 	go func() {
 		defer m.bgRunning.Store(false)
+		var buf []byte
 		for {
 			if e.host != nil && e.host.Closing() {
 				return
 			}
-			if e.evictSlice(nil, max(evictionTimeLimit(m.tenacity.Load()), 100*time.Microsecond)) != evictRunning {
+			if e.evictSlice(nil, max(evictionTimeLimit(m.tenacity.Load()), 100*time.Microsecond), &buf) != evictRunning {
 				return
 			}
 			e.store.Yield()

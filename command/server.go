@@ -1169,7 +1169,7 @@ func infoMemory(c *Client, ib *infoBuilder) {
 	if s.mem.maxmemory.Load() == 0 {
 		r := readMemory()
 		used64 = r.mapped
-		notCounted = min(r.heapFree+s.store.SlackHeld(), r.mapped)
+		notCounted = max(r.heapFree+r.objects-r.heapLive, 0) + s.store.SlackHeld()
 	}
 	used := uint64(used64)
 	peak := c.eng.stats.notePeak(used)
