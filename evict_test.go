@@ -221,6 +221,7 @@ func TestMaxmemoryAttack(t *testing.T) {
 		aof    bool // appendonly yes: the restart must find the same keys
 	}{
 		{"allkeys-random", false}, {"volatile-ttl", false}, {"volatile-random", false}, {"noeviction", false},
+		{"allkeys-lru", false}, {"volatile-lfu", false},
 		{"volatile-ttl", true},
 	} {
 		policy, aof, overhead := tt.policy, "no", int64(attackOverhead)

@@ -78,7 +78,8 @@ type memState struct {
 
 	goLimit atomic.Int64 // see GoMemoryLimit
 
-	bgRunning atomic.Bool // the background eviction job runs
+	bgRunning atomic.Bool         // the background eviction job runs
+	pool      shards.EvictionPool // the pooled policies' candidates
 
 	mu   sync.Mutex    // guards stop
 	stop chan struct{} // closes the sampler; nil when it does not run
@@ -90,23 +91,38 @@ type memState struct {
 }
 
 // evictPolicies maps maxmemory-policy's values to the store's policies;
-// config refuses those not in it.
+// config refuses any other.
 var evictPolicies = map[string]shards.EvictPolicy{
 	"noeviction":      shards.EvictNone,
 	"allkeys-random":  shards.EvictAllKeysRandom,
 	"volatile-random": shards.EvictVolatileRandom,
 	"volatile-ttl":    shards.EvictVolatileTTL,
+	"allkeys-lru":     shards.EvictAllKeysLRU,
+	"volatile-lru":    shards.EvictVolatileLRU,
+	"allkeys-lfu":     shards.EvictAllKeysLFU,
+	"volatile-lfu":    shards.EvictVolatileLFU,
 }
 
 // watchMemory keeps the memory parameters' copies current, and runs the
 // sampler while a limit is set.
 func (e *Engine) watchMemory() {
 	m, cfg := &e.mem, e.cfg
+	// The LRU and LFU policies have every access recorded in the key's
+	// entry, the others nothing; the pool's candidates were scored for
+	// the policy before.
+	policy := func() {
+		p := evictPolicies[cfg.String(config.MaxMemoryPolicy)]
+		e.store.SetAccess(p.Access(), cfg.Int(config.LFULogFactor), cfg.Int(config.LFUDecayTime))
+		m.policy.Store(uint32(p))
+		m.pool.Clear()
+	}
 	for _, w := range []struct {
 		key   config.Key
 		apply func()
 	}{
-		{config.MaxMemoryPolicy, func() { m.policy.Store(uint32(evictPolicies[cfg.String(config.MaxMemoryPolicy)])) }},
+		{config.MaxMemoryPolicy, policy},
+		{config.LFULogFactor, policy},
+		{config.LFUDecayTime, policy},
 		{config.MaxMemorySamples, func() { m.samples.Store(cfg.Int(config.MaxMemorySamples)) }},
 		{config.MaxMemoryEvictionTenacity, func() { m.tenacity.Store(cfg.Int(config.MaxMemoryEvictionTenacity)) }},
 		{config.MaxMemory, func() {
@@ -313,10 +329,12 @@ func (e *Engine) evictSlice(c *Client, limit time.Duration, buf *[]byte) int {
 	return evictOK
 }
 
-// evictOne evicts one key that policy p may take, from the first shard
-// that has one, starting from a random shard, and journals it as a DEL.
-// It reports false when no shard has such a key. buf is reused for the
-// key and the record.
+// evictOne evicts one key that policy p may take and journals it as a
+// DEL: a random one from the first shard that has one, starting from a
+// random shard, or for the pooled policies (LRU, LFU, TTL) the best
+// candidate in the pool once a few keys of such a shard were sampled into
+// it. It reports false when no shard has such a key. buf is reused for
+// the key and the record.
 func (e *Engine) evictOne(c *Client, p shards.EvictPolicy, buf []byte) ([]byte, bool) {
 	st := e.store
 	n := st.NumShards()
@@ -326,27 +344,58 @@ func (e *Engine) evictOne(c *Client, p shards.EvictPolicy, buf []byte) ([]byte, 
 	for j := range n {
 		i := (first + j) % n
 		st.Lock(i)
-		key, _, _, ok := st.EvictIn(i, p, samples, nowMs, buf)
-		if ok {
-			// Journaled with the shard held, as writes are (journal.go).
-			if jr := e.jr.Load(); jr != nil {
-				rec := journal.AppendCommand(key[len(key):], bDEL, key)
-				if c != nil {
-					c.appendTo(jr, rec)
-				} else {
-					jr.j.Append(rec)
-				}
-				buf = rec[:0]
-			} else {
-				buf = key[:0]
+		if !p.Pooled() {
+			var ok bool
+			if buf, _, _, ok = st.EvictIn(i, p, nowMs, buf); ok {
+				buf = e.journalEviction(c, buf)
 			}
+			st.Unlock(i)
+			if ok {
+				return buf, true
+			}
+			continue
 		}
+		filled := st.PoolFill(&e.mem.pool, i, p, samples, nowMs)
 		st.Unlock(i)
-		if ok {
-			return buf, true
+		if !filled {
+			continue
+		}
+		// The best candidates first; those gone since they were
+		// sampled (Redis's ghosts) are skipped.
+		for {
+			sh, key, ok := e.mem.pool.Pop(buf)
+			buf = key
+			if !ok {
+				break
+			}
+			st.Lock(sh)
+			if _, _, ok = st.EvictKeyIn(sh, key, p, nowMs); ok {
+				buf = e.journalEviction(c, key)
+			}
+			st.Unlock(sh)
+			if ok {
+				return buf, true
+			}
 		}
 	}
 	return buf, false
+}
+
+// journalEviction appends key's DEL to the journal, with key's shard held
+// as writes are journaled (journal.go), and returns the buffer to reuse.
+// c, when not nil, is the client whose batch settles the record.
+func (e *Engine) journalEviction(c *Client, key []byte) []byte {
+	jr := e.jr.Load()
+	if jr == nil {
+		return key[:0]
+	}
+	rec := journal.AppendCommand(key[len(key):], bDEL, key)
+	if c != nil {
+		c.appendTo(jr, rec)
+	} else {
+		jr.j.Append(rec)
+	}
+	return rec[:0]
 }
 
 // startEvictionJob starts the background eviction job, if it does not run:

@@ -93,6 +93,14 @@ func TestOOMNoeviction(t *testing.T) {
 // (maxmemory is server-wide: the shared one of the other differential
 // tests must not see it), when differential tests are on.
 func TestOOMNoevictionDiffRedis(t *testing.T) {
+	addr := privateRedis(t)
+	runOOMSteps(t, [2]*rawConn{dialRaw(t, addr), dialRaw(t, addr)})
+}
+
+// privateRedis starts a redis-server of the test's own, when differential
+// tests are on, and returns its address.
+func privateRedis(t *testing.T) string {
+	t.Helper()
 	redisAddr(t)
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -113,7 +121,7 @@ func TestOOMNoevictionDiffRedis(t *testing.T) {
 		}
 		return err == nil
 	}, 10*time.Second, 20*time.Millisecond, "redis-server on %s", addr)
-	runOOMSteps(t, [2]*rawConn{dialRaw(t, addr), dialRaw(t, addr)})
+	return addr
 }
 
 // TestDenyOOMFlagsDiffRedis: every command Redis knows has Redis's denyoom
@@ -229,4 +237,84 @@ func TestEvictionTimeLimit(t *testing.T) {
 	}
 	require.Greater(t, evictionTimeLimit(99), 100*time.Second)
 	require.Greater(t, evictionTimeLimit(100), 1000*time.Hour)
+}
+
+// objectSteps are OBJECT FREQ and IDLETIME under each family of policy,
+// as Redis answers them (the LFU errors' texts, null for a missing key).
+var objectSteps = []struct {
+	args []string
+	want string
+}{
+	{[]string{"SET", "k", "v"}, "+OK\r\n"},
+	{[]string{"OBJECT", "FREQ", "k"}, "-" + errObjectNoLFU + "\r\n"},
+	{[]string{"OBJECT", "FREQ", "nosuch"}, "$-1\r\n"},
+	{[]string{"CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"}, "+OK\r\n"},
+	{[]string{"OBJECT", "IDLETIME", "k"}, "-" + errObjectLFU + "\r\n"},
+	{[]string{"OBJECT", "IDLETIME", "nosuch"}, "$-1\r\n"},
+	{[]string{"SET", "fresh", "v"}, "+OK\r\n"},
+	{[]string{"OBJECT", "FREQ", "fresh"}, ":5\r\n"}, // a new key's counter
+	{[]string{"OBJECT", "FREQ", "fresh", "x"}, "-ERR wrong number of arguments for 'object|freq' command\r\n"},
+	{[]string{"CONFIG", "SET", "maxmemory-policy", "noeviction"}, "+OK\r\n"},
+}
+
+func TestObjectFreqIdletime(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	for i, st := range objectSteps {
+		require.Equal(t, st.want, r.do(st.args...), "step %d: %q", i, st.args)
+	}
+	// Under an LRU policy the idle time follows the store's clock.
+	require.Equal(t, "-"+errObjectNoLRU+"\r\n", r.do("OBJECT", "IDLETIME", "k"))
+	require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory-policy", "volatile-lru"))
+	require.Equal(t, "$1\r\nv\r\n", r.do("GET", "k"))
+	ts.clock.Advance(42 * time.Second)
+	require.Equal(t, ":42\r\n", r.do("OBJECT", "IDLETIME", "k"))
+	require.Equal(t, ":42\r\n", r.do("OBJECT", "IDLETIME", "k"), "OBJECT is no access")
+	require.Equal(t, "$1\r\nv\r\n", r.do("GET", "k"))
+	require.Equal(t, ":0\r\n", r.do("OBJECT", "IDLETIME", "k"))
+	// Under LFU with lfu-log-factor 0 every access counts one.
+	require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu", "lfu-log-factor", "0"))
+	require.Equal(t, "+OK\r\n", r.do("SET", "f", "v"))
+	for range 7 {
+		require.Equal(t, "$1\r\nv\r\n", r.do("GET", "f"))
+	}
+	require.Equal(t, ":12\r\n", r.do("OBJECT", "FREQ", "f"))
+	ts.clock.Advance(3 * time.Minute)
+	require.Equal(t, ":9\r\n", r.do("OBJECT", "FREQ", "f"), "lfu-decay-time 1: one less a minute")
+	require.Equal(t, "*2\r\n$1\r\nf\r\n$1\r\nk\r\n", r.do("COMMAND", "GETKEYS", "MGET", "f", "k"))
+	require.Equal(t, "*1\r\n$1\r\nf\r\n", r.do("COMMAND", "GETKEYS", "OBJECT", "FREQ", "f"))
+}
+
+func TestObjectFreqIdletimeDiffRedis(t *testing.T) {
+	r := dialRaw(t, privateRedis(t))
+	for i, st := range objectSteps {
+		require.Equal(t, st.want, r.do(st.args...), "step %d: %q", i, st.args)
+	}
+	require.Equal(t, "*1\r\n$1\r\nf\r\n", r.do("COMMAND", "GETKEYS", "OBJECT", "FREQ", "f"))
+}
+
+// TestEvictLRUAndLFU: the LRU and LFU policies evict over maxmemory, the
+// volatile ones never a persistent key, and each eviction is journaled.
+func TestEvictLRUAndLFU(t *testing.T) {
+	for _, policy := range []string{"allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu"} {
+		t.Run(policy, func(t *testing.T) {
+			ts := newTestServer(t)
+			r := ts.raw(t)
+			require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory-policy", policy))
+			for i := range 30 {
+				require.Equal(t, "+OK\r\n", r.do("SET", fmt.Sprintf("p%d", i), "v"))
+				require.Equal(t, "+OK\r\n", r.do("SET", fmt.Sprintf("v%d", i), "v", "EX", "100"))
+			}
+			require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory", "1"))
+			require.Equal(t, oomReply, r.do("SET", "new", "v"))
+			want := ":0\r\n"
+			if strings.HasPrefix(policy, "volatile-") {
+				want = ":30\r\n"
+			}
+			require.Equal(t, want, r.do("DBSIZE"))
+			for _, k := range keysOf(t, r.do("KEYS", "*")) {
+				require.True(t, strings.HasPrefix(k, "p"), k)
+			}
+		})
+	}
 }

@@ -576,6 +576,9 @@ func cmdCommandList(c *Client, args [][]byte) {
 // its keys, or the error Redis's COMMAND GETKEYS gives.
 func commandKeys(argv [][]byte) ([]int, string) {
 	cmd := lookupCommand(argv[0])
+	if cmd != nil && cmd.subs != nil && len(argv) > 1 {
+		cmd = lookupIn(cmd.subs, argv[1]) // a container's keys are its subcommand's
+	}
 	switch {
 	case cmd == nil:
 		return nil, errGetkeysInvalidCmd

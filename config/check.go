@@ -158,17 +158,3 @@ var errInvalidSave = errors.New("Invalid save parameters")
 // The maxmemory policies, in Redis's order (its error lists them so).
 var maxmemoryPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 	"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
-
-// policyCheck accepts Redis's maxmemory policies, with Redis's error for
-// another word, and refuses those that keep per-key access metadata (LRU,
-// LFU), which ratekv does not keep yet: a policy that is accepted works.
-func policyCheck(v string) (string, error) {
-	p, err := oneOf(maxmemoryPolicies...)(v)
-	if err != nil {
-		return "", err
-	}
-	if strings.HasSuffix(p, "-lru") || strings.HasSuffix(p, "-lfu") {
-		return "", fmt.Errorf("%s is not supported yet; supported policies: noeviction, allkeys-random, volatile-random, volatile-ttl", p)
-	}
-	return p, nil
-}

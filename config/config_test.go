@@ -162,8 +162,7 @@ func TestSaveCheck(t *testing.T) {
 }
 
 // TestMaxmemoryParams: the maxmemory parameters with Redis's defaults,
-// canonical forms and error texts; the LRU and LFU policies are refused
-// with the list of those that work.
+// canonical forms and error texts.
 func TestMaxmemoryParams(t *testing.T) {
 	c := New()
 	for i, tt := range []struct{ name, want string }{
@@ -189,8 +188,12 @@ func TestMaxmemoryParams(t *testing.T) {
 		{"maxmemory-policy", "volatile-random", "volatile-random", true},
 		{"maxmemory-policy", "noeviction", "noeviction", true},
 		{"maxmemory-policy", "bogus", "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction", false},
-		{"maxmemory-policy", "allkeys-lru", "allkeys-lru is not supported yet; supported policies: noeviction, allkeys-random, volatile-random, volatile-ttl", false},
-		{"maxmemory-policy", "volatile-lfu", "volatile-lfu is not supported yet; supported policies: noeviction, allkeys-random, volatile-random, volatile-ttl", false},
+		{"maxmemory-policy", "allkeys-lru", "allkeys-lru", true},
+		{"maxmemory-policy", "Volatile-LFU", "volatile-lfu", true},
+		{"maxmemory-policy", "noeviction", "noeviction", true},
+		{"lfu-log-factor", "0", "0", true},
+		{"lfu-log-factor", "-1", "argument must be between 0 and 2147483647 inclusive", false},
+		{"lfu-decay-time", "60", "60", true},
 		{"maxmemory-samples", "0", "argument must be between 1 and 2147483647 inclusive", false},
 		{"maxmemory-samples", "64", "64", true},
 		{"maxmemory-eviction-tenacity", "101", "argument must be between 0 and 100 inclusive", false},

@@ -99,6 +99,8 @@ var (
 	MaxMemory                 = IntKey{newKey("maxmemory", kindInt)}
 	MaxMemoryPolicy           = StringKey{newKey("maxmemory-policy", kindString)}
 	MaxMemorySamples          = IntKey{newKey("maxmemory-samples", kindInt)}
+	LFULogFactor              = IntKey{newKey("lfu-log-factor", kindInt)}
+	LFUDecayTime              = IntKey{newKey("lfu-decay-time", kindInt)}
 	MaxMemoryEvictionTenacity = IntKey{newKey("maxmemory-eviction-tenacity", kindInt)}
 )
 

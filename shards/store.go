@@ -37,6 +37,7 @@ type Store struct {
 	yield      atomic.Pointer[func()] // see SetYield
 
 	keysApprox atomic.Int64 // keys at the last active-expiry tick; see KeysApprox
+	access     accessState  // what accesses record; see SetAccess
 
 	_    [56]byte
 	live atomic.Int64 // see Live; written by every shard, on a cache line of its own
@@ -157,6 +158,7 @@ func (s *Store) LookupIn(sh *Shard, key []byte, nowMs int64) *Entry {
 		return nil
 	}
 	sh.hits.Add(1)
+	s.touchAccess(e, nowMs)
 	return e
 }
 
@@ -179,6 +181,7 @@ func (s *Store) LookupWriteIn(sh *Shard, key []byte, nowMs int64) *Entry {
 		sh.reclaim(key, e, p)
 		return nil
 	}
+	s.touchAccess(e, nowMs)
 	return e
 }
 
@@ -205,6 +208,7 @@ func (s *Store) LookupAnyIn(sh *Shard, key []byte, nowMs int64) (e *Entry, live 
 		return e, false
 	}
 	sh.hits.Add(1)
+	s.touchAccess(e, nowMs)
 	return e, true
 }
 
@@ -219,6 +223,9 @@ func (s *Store) Reuse(key []byte, e *Entry) {
 
 func (s *Store) reuseIn(sh *Shard, key []byte, e *Entry) {
 	s.clearValue(e)
+	if s.access.mode.Load() != uint32(AccessNone) { // spare the clock reading otherwise
+		s.newAccess(e, s.now()/1e6)
+	}
 	sh.expiredKeys.Add(1)
 	sh.fresh++
 	sh.touch(key)
@@ -271,6 +278,7 @@ func (s *Store) PutIn(sh *Shard, key []byte, nowMs int64) (e *Entry, existed boo
 	case e == nil:
 		e = sh.insert(key)
 		sh.live.Add(keyBytes(len(key)))
+		s.newAccess(e, nowMs)
 		sh.fresh++
 	case e.expireAt != 0 && e.expireAt <= nowMs:
 		// An expired key is replaced in place, as by Reuse, and starts
@@ -281,6 +289,7 @@ func (s *Store) PutIn(sh *Shard, key []byte, nowMs int64) (e *Entry, existed boo
 		return e, false
 	default:
 		existed = true
+		s.touchAccess(e, nowMs)
 	}
 	sh.touch(key)
 	sh.dirty.Add(1)
@@ -400,7 +409,7 @@ func (s *Store) Rename(src, dst []byte, nowMs int64) bool {
 	s.Delete(src, nowMs)
 	d := to.insert(dst)
 	to.live.Add(keyBytes(len(dst)))
-	d.meta, d.num = val.meta, val.num
+	d.meta, d.num, d.access = val.meta, val.num, val.access
 	d.klen = d.klen&0x0f | val.klen&0xf0
 	if exp != 0 {
 		d.expireAt = exp
