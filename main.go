@@ -110,6 +110,7 @@ func run(args []string) int {
 	go releaseMemory(stopRelease, store.Dropped)
 
 	srv := server.New(store, cfg, log)
+	go limitMemory(stopRelease, srv.GoMemoryLimit)
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen; not starting", "err", err)
 		return 1

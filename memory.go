@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"runtime/debug"
 	"time"
 )
 
@@ -53,6 +54,44 @@ func releaseMemoryEvery(stop <-chan struct{}, dropped func() int64, period time.
 				runtime.GC()
 				again = false
 			}
+		}
+	}
+}
+
+// limitMemory keeps the Go runtime's memory limit at what limit returns
+// (the command layer's GoMemoryLimit: maxmemory and a margin; 0 for none,
+// which restores the limit the process started with, GOMEMLIMIT's).
+//
+// Why: evicting a key frees nothing the runtime can see until it
+// collects, and with GOGC=100 it collects only when the heap has doubled
+// since the last collection: the garbage of a busy server (the log's
+// buffers, deleted values) would take the process to twice maxmemory.
+// Under the limit the runtime collects sooner and returns free pages to
+// the operating system to stay under it.
+func limitMemory(stop <-chan struct{}, limit func() int64) {
+	limitMemoryEvery(stop, limit, 100*time.Millisecond)
+}
+
+// limitMemoryEvery is limitMemory checking every period.
+func limitMemoryEvery(stop <-chan struct{}, limit func() int64, period time.Duration) {
+	initial := debug.SetMemoryLimit(-1)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	var last int64
+	for {
+		if l := limit(); l != last {
+			if l > 0 {
+				debug.SetMemoryLimit(l)
+			} else {
+				debug.SetMemoryLimit(initial)
+			}
+			last = l
+		}
+		select {
+		case <-stop:
+			debug.SetMemoryLimit(initial)
+			return
+		case <-t.C:
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime/debug"
 	"runtime/metrics"
 	"sync/atomic"
 	"testing"
@@ -48,4 +49,28 @@ func TestReleaseMemory(t *testing.T) {
 		"9 MiB dropped: a collection, and a second one a check later")
 	time.Sleep(100 * time.Millisecond)
 	require.Equal(t, before+2, forcedGCs(), "nothing dropped since: no more collections")
+}
+
+// TestLimitMemory: the Go memory limit follows what limit returns, and
+// goes back to the process's own limit when it returns 0 and at stop.
+func TestLimitMemory(t *testing.T) {
+	initial := debug.SetMemoryLimit(-1)
+	var want atomic.Int64
+	want.Store(3 << 30)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		limitMemoryEvery(stop, want.Load, 5*time.Millisecond)
+	}()
+	require.Eventually(t, func() bool { return debug.SetMemoryLimit(-1) == 3<<30 }, 5*time.Second, time.Millisecond)
+	want.Store(5 << 30)
+	require.Eventually(t, func() bool { return debug.SetMemoryLimit(-1) == 5<<30 }, 5*time.Second, time.Millisecond)
+	want.Store(0)
+	require.Eventually(t, func() bool { return debug.SetMemoryLimit(-1) == initial }, 5*time.Second, time.Millisecond)
+	want.Store(4 << 30)
+	require.Eventually(t, func() bool { return debug.SetMemoryLimit(-1) == 4<<30 }, 5*time.Second, time.Millisecond)
+	close(stop)
+	<-done
+	require.Equal(t, initial, debug.SetMemoryLimit(-1), "restored at stop")
 }

@@ -26,6 +26,8 @@
 #   CONNS       [50]         connections;  KEYS [100000];  DIST [uniform|zipf]
 #   SERVERS     ["redis ratekv"]
 #   LOADGEN_ARGS []          extra loadgen flags, e.g. "-burst 10 -datasize 64"
+#   SERVER_ARGS  []          extra flags for both servers, in redis.conf
+#               names, e.g. "--maxmemory 32mb --maxmemory-policy volatile-ttl"
 #   SERVER_CORE [0]  CLIENT_CORE [1]   cores for taskset
 #   ROUNDS      [1]          repeat redis-then-ratekv this many times and
 #               report each cell's best round (by ops/s): on a shared,
@@ -64,6 +66,7 @@ KEYS=${KEYS:-100000}
 DIST=${DIST:-uniform}
 SERVERS=${SERVERS:-"redis ratekv"}
 LOADGEN_ARGS=${LOADGEN_ARGS:-}
+SERVER_ARGS=${SERVER_ARGS:-}
 SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
 ROUNDS=${ROUNDS:-1}
@@ -147,14 +150,16 @@ start_server() {
 		DATA_DIR=$(mktemp -d "$TMP/$name-$mode-data.XXXX")
 		local aof=(--appendonly no)
 		[[ $mode != no ]] && aof=(--appendonly yes --appendfsync "$mode")
+		local extra
+		read -r -a extra <<<"$SERVER_ARGS"
 		case $name in
 		redis)
 			"${PIN_SERVER[@]}" redis-server --port "$PORT" --bind 127.0.0.1 --save '' "${aof[@]}" \
-				--dir "$DATA_DIR" --logfile "$TMP/redis.log" >/dev/null 2>&1 &
+				--dir "$DATA_DIR" --logfile "$TMP/redis.log" "${extra[@]}" >/dev/null 2>&1 &
 			;;
 		ratekv)
 			GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/ratekv" --bind 127.0.0.1 --port "$PORT" --dir "$DATA_DIR" \
-				--save '' "${aof[@]}" --loglevel warning >"$TMP/ratekv.log" 2>&1 &
+				--save '' "${aof[@]}" --loglevel warning "${extra[@]}" >"$TMP/ratekv.log" 2>&1 &
 			;;
 		noop)
 			GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/noop" -addr "127.0.0.1:$PORT" >"$TMP/noop.log" 2>&1 &
@@ -354,7 +359,7 @@ fi
 	echo "## ratekv vs redis-server"
 	echo
 	echo "$RUN_DATE, commit $COMMIT, redis $REDIS_VER, $(go version | cut -d' ' -f3), $(nproc) CPUs ($CPU)."
-	echo "$CONNS connections, $DURATION per run after $WARMUP warm-up, $KEYS keys ($DIST), $PINNING.${LOADGEN_ARGS:+ loadgen args: $LOADGEN_ARGS.}"
+	echo "$CONNS connections, $DURATION per run after $WARMUP warm-up, $KEYS keys ($DIST), $PINNING.${LOADGEN_ARGS:+ loadgen args: $LOADGEN_ARGS.}${SERVER_ARGS:+ Both servers: $SERVER_ARGS.}"
 	echo "Best of $ROUNDS round(s). Load average before: $LOAD_BEFORE, after: $LOAD_AFTER (other jobs on this machine skew results; compare ratios, re-run)."
 	echo "ops/s: higher is better; ratio = ratekv / redis; latencies in microseconds (per request; a batch's latency for each request in it)."
 	echo

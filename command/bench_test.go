@@ -51,34 +51,62 @@ func BenchmarkDispatch(b *testing.B) {
 		{"HINCRBY", func(i int) [][]byte { return [][]byte{[]byte("HINCRBY"), benchKey(i), []byte("tokens"), []byte("1")} }, bucket},
 	}
 	for _, bc := range cases {
-		b.Run(bc.name, func(b *testing.B) {
-			srv := benchServer(b)
-			// Pre-build requests so the benchmark measures the server only.
-			reqs := make([][][]byte, 1024)
-			for i := range reqs {
-				reqs[i] = bc.args(i)
-			}
-			warm := benchConn(b, srv)
-			for i, r := range reqs {
-				if bc.warm != nil {
-					r = bc.warm(i)
-				}
-				warm.dispatchCmd(warm.Lookup(r[0]), r)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				c := benchConn(b, srv)
-				i := 0
-				for pb.Next() {
-					r := reqs[i&1023]
-					c.dispatchCmd(c.Lookup(r[0]), r)
-					c.Out = c.Out[:0]
-					i++
-				}
-			})
-		})
+		b.Run(bc.name, func(b *testing.B) { runDispatch(b, benchServer(b), bc.args, bc.warm) })
 	}
+}
+
+// BenchmarkDispatchAccess is BenchmarkDispatch's GET and CL.THROTTLE with
+// an LRU or LFU policy set (and no maxmemory): what recording every access
+// in the key's entry costs.
+func BenchmarkDispatchAccess(b *testing.B) {
+	for _, policy := range []string{"allkeys-lru", "allkeys-lfu"} {
+		for _, bc := range []struct {
+			name string
+			args func(i int) [][]byte
+		}{
+			{"GET", func(i int) [][]byte { return [][]byte{[]byte("GET"), benchKey(i)} }},
+			{"CL.THROTTLE", func(i int) [][]byte {
+				return [][]byte{[]byte("CL.THROTTLE"), benchKey(i), []byte("100"), []byte("1000"), []byte("1")}
+			}},
+		} {
+			b.Run(policy+"/"+bc.name, func(b *testing.B) {
+				srv := benchServer(b)
+				if err := srv.cfg.Set("maxmemory-policy", policy); err != nil {
+					b.Fatal(err)
+				}
+				runDispatch(b, srv, bc.args, nil)
+			})
+		}
+	}
+}
+
+// runDispatch runs requests args(i) of 1024 keys through srv's dispatcher
+// in parallel, once each before the clock starts.
+func runDispatch(b *testing.B, srv *Engine, args, warmArgs func(i int) [][]byte) {
+	// Pre-build requests so the benchmark measures the server only.
+	reqs := make([][][]byte, 1024)
+	for i := range reqs {
+		reqs[i] = args(i)
+	}
+	warm := benchConn(b, srv)
+	for i, r := range reqs {
+		if warmArgs != nil { // creates the keys; nil: args itself
+			r = warmArgs(i)
+		}
+		warm.dispatchCmd(warm.Lookup(r[0]), r)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		c := benchConn(b, srv)
+		i := 0
+		for pb.Next() {
+			r := reqs[i&1023]
+			c.dispatchCmd(c.Lookup(r[0]), r)
+			c.Out = c.Out[:0]
+			i++
+		}
+	})
 }
 
 var benchKeys = func() [][]byte {

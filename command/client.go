@@ -45,6 +45,7 @@ type Client struct {
 	heldAll   bool
 	inExec    bool // running EXEC's queued commands: shards already locked
 	keyBuf    []int
+	evictBuf  []byte // the keys evicted before a command, and their records (evict.go)
 
 	names nameCache // the command names this connection sent last (see Lookup)
 
@@ -217,6 +218,11 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 			return
 		}
 		c.WriteError(errNoAuth)
+		return
+	}
+	// Over maxmemory: evict, or refuse, before the command runs or is
+	// queued (before the disk's refusal, in Redis's order).
+	if c.eng.mem.maxmemory.Load() != 0 && !c.replaying && c.oomRefused(cmd) {
 		return
 	}
 	if c.tx.active && cmd.Flags&FlagTxControl == 0 {

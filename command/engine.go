@@ -37,6 +37,7 @@ type Engine struct {
 	totalErrors   atomic.Int64
 	stats         serverStats // INFO's ids, memory peak and rate sampler (server.go)
 	scripts       scripting   // the script cache, interpreters and the running script (script.go)
+	mem           memState    // maxmemory and eviction (evict.go)
 }
 
 // Host is what the command layer needs of the network runtime that runs
@@ -129,6 +130,7 @@ func (e *Engine) watchConfig() {
 		w.apply()
 		cfg.OnChange(w.key, func(string) { w.apply() })
 	}
+	e.watchMemory()
 }
 
 // countError records an error reply under its first word (errorstats).

@@ -48,6 +48,10 @@ const (
 	errConfigImmutable  = "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config"
 	errPanic            = "ERR internal error while executing '%s' (the connection will be closed)"
 	errReadOnlyDisk     = "MISCONF Errors writing to the AOF file: %s"
+	errOOM              = "OOM command not allowed when used memory > 'maxmemory'."
+	errObjectNoLFU      = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	errObjectLFU        = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	errObjectNoLRU      = "ERR An LRU maxmemory policy is not selected, idle time not tracked (ratekv keeps it under allkeys-lru and volatile-lru only)."
 	errBgsaveDisk       = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 
 	// Server commands (server.go).

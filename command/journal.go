@@ -83,6 +83,13 @@ type pendingJournal interface {
 	Pending() uint64
 }
 
+// memoryJournal is a Journal that can say how much memory its buffers
+// hold (persist.AOF.Memory): maxmemory leaves it out, as Redis leaves out
+// its AOF buffer.
+type memoryJournal interface {
+	Memory() int64
+}
+
 // PersistMode says how a write command is journaled; see the file comment.
 type PersistMode uint8
 
@@ -112,6 +119,7 @@ type JournalRef struct {
 	// pending is j when it is a pendingJournal; nil otherwise. See
 	// Engine.ReadBarrier.
 	pending pendingJournal
+	memory  memoryJournal // j, when it is a memoryJournal; nil otherwise
 }
 
 // SetJournal attaches the journal that write commands log to; nil
@@ -125,6 +133,7 @@ func (s *Engine) SetJournal(j Journal) {
 	r := &JournalRef{j: j}
 	r.outage, _ = j.(outageJournal) // once, not per event-loop turn
 	r.pending, _ = j.(pendingJournal)
+	r.memory, _ = j.(memoryJournal)
 	s.jr.Store(r)
 }
 

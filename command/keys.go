@@ -79,6 +79,16 @@ func init() {
 		&Command{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Handler: cmdRenamenx,
 			Summary: "Renames a key only when the target key name doesn't exist.", Group: "generic"},
 	)
+	register(&Command{Name: "object", Arity: -2, Handler: cmdObject,
+		Summary: "A container for object introspection commands.", Group: "generic"})
+	registerSubcommands("object",
+		&Command{Name: "object|freq", Arity: 3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Handler: cmdObjectFreq,
+			Summary: "Returns the logarithmic access frequency counter of a Redis object.", Group: "generic"},
+		&Command{Name: "object|idletime", Arity: 3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Handler: cmdObjectIdletime,
+			Summary: "Returns the time since the last access to a Redis object.", Group: "generic"},
+		&Command{Name: "object|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdObjectHelp,
+			Summary: "Returns helpful text about the different subcommands.", Group: "generic"},
+	)
 }
 
 // DEL key [key ...]
@@ -504,4 +514,60 @@ func equalFold(b []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// OBJECT subcommand [argument ...]
+func cmdObject(c *Client, args [][]byte) { runSubcommand(c, "object", args) }
+
+// objectLookup finds the key of OBJECT's subcommand without counting it
+// as an access, as Redis's objectCommandLookup: nil (and a null reply
+// written) when it does not exist. It also returns what accesses record
+// under the policy set.
+func objectLookup(c *Client, args [][]byte) (*shards.Entry, shards.AccessMode) {
+	e := c.eng.store.Peek(args[2], c.nowMs)
+	if e == nil {
+		c.WriteNull()
+	}
+	return e, shards.EvictPolicy(c.eng.mem.policy.Load()).Access()
+}
+
+// OBJECT FREQ key: the key's LFU counter, under an LFU policy only (the
+// counter is kept only then; shards/access.go).
+func cmdObjectFreq(c *Client, args [][]byte) {
+	e, mode := objectLookup(c, args)
+	switch {
+	case e == nil:
+	case mode != shards.AccessLFU:
+		c.WriteError(errObjectNoLFU)
+	default:
+		c.WriteInt(c.eng.store.Freq(e, c.nowMs))
+	}
+}
+
+// OBJECT IDLETIME key: seconds since the key's last access, under an LRU
+// policy only: Redis keeps the clock under every policy but LFU, ratekv
+// only under LRU (the clock is written on every access; shards/access.go).
+func cmdObjectIdletime(c *Client, args [][]byte) {
+	e, mode := objectLookup(c, args)
+	switch {
+	case e == nil:
+	case mode == shards.AccessLFU:
+		c.WriteError(errObjectLFU)
+	case mode == shards.AccessNone:
+		c.WriteError(errObjectNoLRU)
+	default:
+		c.WriteInt(c.eng.store.IdleTime(e, c.nowMs))
+	}
+}
+
+// OBJECT HELP
+func cmdObjectHelp(c *Client, args [][]byte) {
+	c.writeHelp(args[0], []string{
+		"FREQ <key>",
+		"    Return the access frequency index of the <key>. The returned integer is",
+		"    proportional to the logarithm of the recent access frequency of the key.",
+		"IDLETIME <key>",
+		"    Return the idle time of the <key>, that is the approximated number of",
+		"    seconds elapsed since the last access to the key.",
+	})
 }

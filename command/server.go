@@ -581,6 +581,9 @@ func cmdCommandList(c *Client, args [][]byte) {
 // its keys, or the error Redis's COMMAND GETKEYS gives.
 func commandKeys(argv [][]byte) ([]int, string) {
 	cmd := lookupCommand(argv[0])
+	if cmd != nil && cmd.subs != nil && len(argv) > 1 {
+		cmd = lookupIn(cmd.subs, argv[1]) // a container's keys are its subcommand's
+	}
 	switch {
 	case cmd == nil:
 		return nil, errGetkeysInvalidCmd
@@ -1164,12 +1167,22 @@ func rssBytes(ms *runtime.MemStats) uint64 {
 	return ms.Sys - ms.HeapReleased
 }
 
+// infoMemory reports used_memory as evict.go defines it: from the last
+// reading while maxmemory is set, else from a reading taken now.
 func infoMemory(c *Client, ib *infoBuilder) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	used := ms.HeapAlloc
+	s := c.eng
+	used64, notCounted := s.usedMemory()
+	if s.mem.maxmemory.Load() == 0 {
+		r := readMemory()
+		used64 = r.mapped
+		notCounted = max(r.heapFree+r.objects-r.heapLive, 0) + s.store.SlackHeld()
+	}
+	used := uint64(used64)
 	peak := c.eng.stats.notePeak(used)
 	rss := rssBytes(&ms)
+	limit := uint64(s.cfg.Int(config.MaxMemory))
 	ib.num("used_memory", int64(used))
 	ib.str("used_memory_human", bytesToHuman(used))
 	ib.num("used_memory_rss", int64(rss))
@@ -1177,6 +1190,7 @@ func infoMemory(c *Client, ib *infoBuilder) {
 	ib.num("used_memory_peak", int64(peak))
 	ib.str("used_memory_peak_human", bytesToHuman(peak))
 	ib.str("used_memory_peak_perc", strconv.FormatFloat(100*float64(used)/float64(max(peak, 1)), 'f', 2, 64)+"%")
+	ib.num("used_memory_dataset", s.store.Live())
 	ib.num("used_memory_go_sys", int64(ms.Sys))
 	luaBytes, nScripts, scriptBytes := c.eng.scriptMemory()
 	ib.num("used_memory_lua", luaBytes)
@@ -1185,10 +1199,11 @@ func infoMemory(c *Client, ib *infoBuilder) {
 	ib.num("number_of_cached_scripts", nScripts)
 	ib.num("used_memory_scripts", scriptBytes)
 	ib.str("used_memory_scripts_human", bytesToHuman(uint64(scriptBytes)))
-	ib.num("maxmemory", 0)
-	ib.str("maxmemory_human", "0B")
-	ib.str("maxmemory_policy", "noeviction")
+	ib.num("maxmemory", int64(limit))
+	ib.str("maxmemory_human", bytesToHuman(limit))
+	ib.str("maxmemory_policy", s.cfg.String(config.MaxMemoryPolicy))
 	ib.fixed("mem_fragmentation_ratio", float64(rss)/float64(max(used, 1)), 2)
+	ib.num("mem_not_counted_for_evict", notCounted)
 	ib.str("mem_allocator", "go")
 	ib.num("mem_gc_cycles", int64(ms.NumGC))
 	ib.num("lazyfree_pending_objects", 0)
@@ -1280,7 +1295,7 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.fixed("instantaneous_output_kbps", s.stats.rate(metricNetOut)/1024, 2)
 	ib.num("rejected_connections", cs.Rejected)
 	ib.num("expired_keys", ks.ExpiredKeys)
-	ib.num("evicted_keys", 0)
+	ib.num("evicted_keys", ks.EvictedKeys)
 	ib.num("keyspace_hits", ks.Hits)
 	ib.num("keyspace_misses", ks.Misses)
 	ib.num("pubsub_channels", 0)

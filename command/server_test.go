@@ -793,7 +793,8 @@ func TestConfigGet(t *testing.T) {
 		}
 		m, err = rdb.ConfigGet(ctx, "MAX*").Result()
 		require.NoError(t, err)
-		require.Equal(t, map[string]string{"maxclients": "10000"}, m)
+		require.Equal(t, map[string]string{"maxclients": "10000", "maxmemory": "0", "maxmemory-policy": "noeviction",
+			"maxmemory-samples": "5", "maxmemory-eviction-tenacity": "10"}, m)
 	}
 	save, _ := config.Lookup("save")
 	r := ts.raw(t)
@@ -801,7 +802,8 @@ func TestConfigGet(t *testing.T) {
 		{[]string{"CONFIG", "GET"}, svErr("ERR wrong number of arguments for 'config|get' command")},
 		{[]string{"CONFIG", "GET", "nosuch"}, "*0\r\n"},
 		{[]string{"CONFIG", "GET", "MAXCLIENTS"}, "*2\r\n$10\r\nMAXCLIENTS\r\n$5\r\n10000\r\n"}, // exact names echo as given
-		{[]string{"CONFIG", "GET", "maxclients", "MAXCLIENTS", "max*"}, "*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n"},
+		{[]string{"CONFIG", "GET", "maxclients", "MAXCLIENTS", "maxc*"}, "*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n"},
+		{[]string{"CONFIG", "GET", "maxmemory", "maxmemory-*"}, "*8\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n$27\r\nmaxmemory-eviction-tenacity\r\n$2\r\n10\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n$17\r\nmaxmemory-samples\r\n$1\r\n5\r\n"},
 		{[]string{"CONFIG", "GET", "save", "appendonly"}, "*4\r\n$4\r\nsave\r\n$" + strconv.Itoa(len(ts.srv.cfg.Get(save))) + "\r\n" + ts.srv.cfg.Get(save) + "\r\n$10\r\nappendonly\r\n$3\r\nyes\r\n"},
 		{[]string{"CONFIG", "GET", "ma?clients"}, "*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n"},
 		// An alias and its name are two entries; one spelled twice is one.

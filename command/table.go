@@ -154,8 +154,15 @@ func (cmd *Command) arityOK(n int) bool {
 	return n >= -cmd.Arity
 }
 
-// keyIndexes appends the indexes of cmd's key arguments in args to dst.
+// keyIndexes appends the indexes of cmd's key arguments in args to dst. A
+// container's are those of the subcommand args[1] names (OBJECT FREQ key).
 func (cmd *Command) keyIndexes(args [][]byte, dst []int) []int {
+	if cmd.subs != nil && len(args) > 1 {
+		if sub := lookupIn(cmd.subs, args[1]); sub != nil {
+			return sub.keyIndexes(args, dst)
+		}
+		return dst
+	}
 	if cmd.Keys != nil {
 		return cmd.Keys(args, dst)
 	}

@@ -53,6 +53,18 @@ func (tx *txState) writes() bool {
 	return false
 }
 
+// denyOOM reports whether a queued command may use more memory (denyoom):
+// EXEC is then refused while over maxmemory with nothing to evict, as in
+// Redis (processCommand).
+func (tx *txState) denyOOM() bool {
+	for _, cmd := range tx.cmds {
+		if cmd.Flags&FlagDenyOOM != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // reset empties the queue, keeping its buffers.
 func (tx *txState) reset() {
 	tx.active, tx.failed = false, false

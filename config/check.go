@@ -163,3 +163,7 @@ func parseSave(v string) ([]SaveRule, error) {
 
 // errInvalidSave is Redis's text for a bad save parameter.
 var errInvalidSave = errors.New("Invalid save parameters")
+
+// The maxmemory policies, in Redis's order (its error lists them so).
+var maxmemoryPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+	"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}

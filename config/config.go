@@ -68,6 +68,12 @@ var Params = []Param{
 	{Name: "lua-native-scripts", Default: "yes", Mutable: true, Usage: "run scripts that have a native implementation (go-redis/redis_rate's GCRA, recognised by SHA1) without the Lua interpreter, with the same replies and effects (no: always interpret)", Check: yesNo},
 	{Name: "hash-max-listpack-entries", Alias: "hash-max-ziplist-entries", Default: "512", Mutable: true, Usage: "hashes with at most this many fields use the compact encoding", Check: intRange(0, math.MaxInt64)},
 	{Name: "hash-max-listpack-value", Alias: "hash-max-ziplist-value", Default: "64", Mutable: true, Usage: "hashes whose fields and values are all at most this long (bytes) use the compact encoding (a memory value, as in Redis)", Check: memRange(0, math.MaxInt64)},
+	{Name: "maxmemory", Default: "0", Mutable: true, Usage: "memory limit in bytes (units as proto-max-bulk-len; 0: none): past it keys are evicted by maxmemory-policy, or writes refused with -OOM", Check: memRange(0, 1<<62)},
+	{Name: "maxmemory-policy", Default: "noeviction", Mutable: true, Usage: "what goes past maxmemory: noeviction (refuse writes), allkeys-lru, allkeys-lfu, allkeys-random, volatile-lru, volatile-lfu, volatile-random, volatile-ttl (volatile-*: keys with a TTL only)", Check: oneOf(maxmemoryPolicies...)},
+	{Name: "maxmemory-samples", Default: "5", Mutable: true, Usage: "keys sampled per eviction by the LRU, LFU and TTL policies (more: closer to exact, slower)", Check: intRange(1, math.MaxInt32)},
+	{Name: "lfu-log-factor", Default: "10", Mutable: true, Usage: "the LFU policies' counter grows logarithmically: higher, more accesses to saturate it", Check: intRange(0, math.MaxInt32)},
+	{Name: "lfu-decay-time", Default: "1", Mutable: true, Usage: "minutes of idleness that take one off a key's LFU counter (0: never)", Check: intRange(0, math.MaxInt32)},
+	{Name: "maxmemory-eviction-tenacity", Default: "10", Mutable: true, Usage: "time one command may spend evicting before a background job goes on (0-100: 10 is 500 us, as in Redis)", Check: intRange(0, 100)},
 }
 
 // Lookup returns the parameter named name (case-insensitive).

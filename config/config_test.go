@@ -160,3 +160,56 @@ func TestSaveCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxmemoryParams: the maxmemory parameters with Redis's defaults,
+// canonical forms and error texts.
+func TestMaxmemoryParams(t *testing.T) {
+	c := New()
+	for i, tt := range []struct{ name, want string }{
+		{"maxmemory", "0"}, {"maxmemory-policy", "noeviction"}, {"maxmemory-samples", "5"}, {"maxmemory-eviction-tenacity", "10"},
+	} {
+		if got := get(c, tt.name); got != tt.want {
+			t.Errorf("step %d: default %s = %q, want %q", i, tt.name, got, tt.want)
+		}
+	}
+	for i, tt := range []struct {
+		name, value string
+		want        string // the canonical value, or the error's text
+		ok          bool
+	}{
+		{"maxmemory", "100mb", "104857600", true},
+		{"maxmemory", "32MB", "33554432", true},
+		{"maxmemory", "1g", "1000000000", true},
+		{"maxmemory", "0", "0", true},
+		{"maxmemory", "-1", "argument must be a memory value", false},
+		{"maxmemory", "1.5mb", "argument must be a memory value", false},
+		{"maxmemory-policy", "ALLKEYS-RANDOM", "allkeys-random", true},
+		{"maxmemory-policy", "volatile-ttl", "volatile-ttl", true},
+		{"maxmemory-policy", "volatile-random", "volatile-random", true},
+		{"maxmemory-policy", "noeviction", "noeviction", true},
+		{"maxmemory-policy", "bogus", "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction", false},
+		{"maxmemory-policy", "allkeys-lru", "allkeys-lru", true},
+		{"maxmemory-policy", "Volatile-LFU", "volatile-lfu", true},
+		{"maxmemory-policy", "noeviction", "noeviction", true},
+		{"lfu-log-factor", "0", "0", true},
+		{"lfu-log-factor", "-1", "argument must be between 0 and 2147483647 inclusive", false},
+		{"lfu-decay-time", "60", "60", true},
+		{"maxmemory-samples", "0", "argument must be between 1 and 2147483647 inclusive", false},
+		{"maxmemory-samples", "64", "64", true},
+		{"maxmemory-eviction-tenacity", "101", "argument must be between 0 and 100 inclusive", false},
+		{"maxmemory-eviction-tenacity", "100", "100", true},
+	} {
+		err := c.SetRuntime(tt.name, tt.value)
+		switch {
+		case tt.ok && err != nil:
+			t.Errorf("step %d: %s %q: %v", i, tt.name, tt.value, err)
+		case tt.ok && get(c, tt.name) != tt.want:
+			t.Errorf("step %d: %s %q: have %q, want %q", i, tt.name, tt.value, get(c, tt.name), tt.want)
+		case !tt.ok && (err == nil || err.Error() != tt.want):
+			t.Errorf("step %d: %s %q: have error %v, want %q", i, tt.name, tt.value, err, tt.want)
+		}
+	}
+	if c.Int(MaxMemorySamples) != 64 || c.String(MaxMemoryPolicy) != "noeviction" || c.Int(MaxMemory) != 0 {
+		t.Errorf("typed getters: samples %d, policy %q, maxmemory %d", c.Int(MaxMemorySamples), c.String(MaxMemoryPolicy), c.Int(MaxMemory))
+	}
+}

@@ -154,6 +154,7 @@ type AOF struct {
 	ample  atomic.Bool           // len(buf) >= writeInline, for Sync's lock-free check
 	syncs  atomic.Int64          // fsyncs done, for the log at Close
 	writes atomic.Int64          // writes done
+	kept   atomic.Int64          // capacity of the writer's buffers (pend, unsynced), for Memory
 
 	mu       sync.Mutex
 	cond     sync.Cond
@@ -450,6 +451,17 @@ func (a *AOF) Current() (file string, size int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.file, a.size
+}
+
+// Memory returns the bytes the log's buffers hold: the records appended
+// and not yet written, and the copy of those written since the last fsync
+// kept to write again should it fail. The memory limit leaves it out, as
+// Redis leaves out its AOF buffer (mem_not_counted_for_evict).
+func (a *AOF) Memory() int64 {
+	a.mu.Lock()
+	n := cap(a.buf)
+	a.mu.Unlock()
+	return int64(n) + a.kept.Load()
 }
 
 // Buffered returns the bytes appended and not yet taken by the writer
@@ -796,6 +808,7 @@ func (a *AOF) cycle(final, mayFsync bool) (again bool) {
 			if cap(a.unsynced) > maxKept && len(a.unsynced) == 0 {
 				a.unsynced = nil // what remains is not yet durable: keep it
 			}
+			a.kept.Store(int64(cap(a.pend) + cap(a.unsynced)))
 			a.lastSync = now
 		} else {
 			err = &syncError{err}
@@ -908,6 +921,7 @@ func (a *AOF) write(keep bool) error {
 		a.pend = a.pend[:0]
 	}
 	a.off += int64(n)
+	a.kept.Store(int64(cap(a.pend) + cap(a.unsynced)))
 	return nil
 }
 

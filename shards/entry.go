@@ -41,12 +41,12 @@ func (k Kind) String() string {
 
 // keyInline is the longest key an Entry holds in place; longer keys live in
 // the shard's key arena.
-const keyInline = 14
+const keyInline = 12
 
 // Entry is one key's value and deadline, in 32 bytes and without a Go
 // pointer, so that the garbage collector never scans the keyspace (a
 // shard's entries sit in pointer-free chunks, see table.go). Short keys
-// (up to 14 bytes, e.g. "rl:123456") and strings of up to 8 bytes are kept
+// (up to 12 bytes, e.g. "rl:123456") and strings of up to 8 bytes are kept
 // in the entry itself; a CL.THROTTLE or INCR key is one entry and nothing
 // else. Longer keys sit in the shard's key arena; longer strings and objects
 // (sorted sets, sliding logs) in the shard's reference table, named by num.
@@ -57,6 +57,7 @@ const keyInline = 14
 // keep it after unlocking. Its address is stable while the key exists.
 type Entry struct {
 	key      [keyInline]byte // inline key; or arena offset [0:4] and length [4:8]
+	access   uint16          // the LRU clock or LFU counter of the last access (access.go)
 	klen     uint8           // low nibble: inline key length, or keyInArena; high nibble: inline string length
 	meta     uint8           // kind (bits 0-2), form (bits 3-4), metaUsed
 	num      int64           // the integer, the inline string bytes, or the reference

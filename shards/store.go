@@ -37,15 +37,21 @@ type Store struct {
 	yield      atomic.Pointer[func()] // see SetYield
 
 	keysApprox atomic.Int64 // keys at the last active-expiry tick; see KeysApprox
+	access     accessState  // what accesses record; see SetAccess
+
+	_    [56]byte
+	live atomic.Int64 // see Live; written by every shard, on a cache line of its own
+	_    [56]byte
 }
 
 // Shard is one lock and the keys routed to it, in a table (see table.go).
 type Shard struct {
 	mu sync.Mutex
 	table
-	idx        uint32 // the shard's index in the store, part of its references
-	volatile   int    // keys with a deadline
-	expireNext uint32 // next entry id the active expiry cycle looks at
+	idx        uint32        // the shard's index in the store, part of its references
+	live       *atomic.Int64 // the store's Live counter
+	volatile   int           // keys with a deadline
+	expireNext uint32        // next entry id the active expiry cycle looks at
 	watched    map[string]*watchState
 	changes    uint64 // writes to this shard's keys, see Changes
 	fresh      uint64 // keys commands created or found expired, see Fresh
@@ -55,6 +61,7 @@ type Shard struct {
 	// Store's accessors sum them.
 	dirty       atomic.Int64 // changes since the last snapshot (rdb_changes_since_last_save)
 	expiredKeys atomic.Int64 // keys removed because their deadline passed
+	evicted     atomic.Int64 // keys removed by Evict (evicted_keys)
 	hits        atomic.Int64
 	misses      atomic.Int64
 	dropped     atomic.Int64 // bytes of storage let go by Flush and compaction
@@ -82,6 +89,7 @@ func New(opts Options) *Store {
 	}
 	for i := range s.shards {
 		s.shards[i].idx = uint32(i)
+		s.shards[i].live = &s.live
 	}
 	return s
 }
@@ -153,6 +161,7 @@ func (s *Store) LookupIn(sh *Shard, key []byte, nowMs int64) *Entry {
 		return nil
 	}
 	sh.hits.Add(1)
+	s.touchAccess(e, nowMs)
 	return e
 }
 
@@ -175,6 +184,7 @@ func (s *Store) LookupWriteIn(sh *Shard, key []byte, nowMs int64) *Entry {
 		sh.reclaim(key, e, p)
 		return nil
 	}
+	s.touchAccess(e, nowMs)
 	return e
 }
 
@@ -201,6 +211,7 @@ func (s *Store) LookupAnyIn(sh *Shard, key []byte, nowMs int64) (e *Entry, live 
 		return e, false
 	}
 	sh.hits.Add(1)
+	s.touchAccess(e, nowMs)
 	return e, true
 }
 
@@ -215,6 +226,9 @@ func (s *Store) Reuse(key []byte, e *Entry) {
 
 func (s *Store) reuseIn(sh *Shard, key []byte, e *Entry) {
 	s.clearValue(e)
+	if s.access.mode.Load() != uint32(AccessNone) { // spare the clock reading otherwise
+		s.newAccess(e, s.now()/1e6)
+	}
 	sh.expiredKeys.Add(1)
 	sh.fresh++
 	sh.touch(key)
@@ -266,6 +280,8 @@ func (s *Store) PutIn(sh *Shard, key []byte, nowMs int64) (e *Entry, existed boo
 	switch {
 	case e == nil:
 		e = sh.insert(key)
+		sh.live.Add(keyBytes(len(key)))
+		s.newAccess(e, nowMs)
 		sh.fresh++
 	case e.expireAt != 0 && e.expireAt <= nowMs:
 		// An expired key is replaced in place, as by Reuse, and starts
@@ -276,6 +292,7 @@ func (s *Store) PutIn(sh *Shard, key []byte, nowMs int64) (e *Entry, existed boo
 		return e, false
 	default:
 		existed = true
+		s.touchAccess(e, nowMs)
 	}
 	sh.touch(key)
 	sh.dirty.Add(1)
@@ -366,8 +383,9 @@ func (sh *Shard) removeEntry(key []byte, e *Entry, p int) {
 		sh.volatile--
 	}
 	if e.form() == formRef {
-		sh.freeRef(uint32(e.num))
+		sh.releaseRef(uint32(e.num))
 	}
+	sh.live.Add(-keyBytes(len(key)))
 	sh.touch(key)
 	sh.remove(e, p)
 }
@@ -393,7 +411,8 @@ func (s *Store) Rename(src, dst []byte, nowMs int64) bool {
 	e.meta = metaUsed // nothing left to release
 	s.Delete(src, nowMs)
 	d := to.insert(dst)
-	d.meta, d.num = val.meta, val.num
+	to.live.Add(keyBytes(len(dst)))
+	d.meta, d.num, d.access = val.meta, val.num, val.access
 	d.klen = d.klen&0x0f | val.klen&0xf0
 	if exp != 0 {
 		d.expireAt = exp
@@ -408,7 +427,7 @@ func (s *Store) Rename(src, dst []byte, nowMs int64) bool {
 // (KindNone), keeping key and deadline.
 func (s *Store) clearValue(e *Entry) {
 	if e.form() == formRef {
-		s.shards[uint64(e.num)>>32].freeRef(uint32(e.num))
+		s.shards[uint64(e.num)>>32].releaseRef(uint32(e.num))
 	}
 	e.meta, e.num = metaUsed, 0
 	e.klen &= 0x0f
@@ -476,7 +495,9 @@ func (s *Store) SetBytes(key []byte, e *Entry, b []byte) {
 	}
 	if e.form() == formRef {
 		if r := s.ref(e); r.obj == nil {
+			was := int64(cap(r.str))
 			r.str = append(r.str[:0], b...)
+			s.live.Add(int64(cap(r.str)) - was)
 			e.setMeta(KindString, formRef)
 			return
 		}
@@ -495,7 +516,10 @@ func (s *Store) SetObject(key []byte, e *Entry, k Kind, obj any) {
 // e's reference slot when it has one.
 func (s *Store) setRefVal(key []byte, e *Entry, k Kind, v refVal) {
 	if e.form() == formRef {
-		*s.ref(e) = v
+		r := s.ref(e)
+		s.live.Add(int64(cap(v.str)) - int64(cap(r.str)))
+		s.shards[uint64(e.num)>>32].dropped.Add(valueBytes(*r))
+		*r = v
 		e.setMeta(k, formRef)
 		return
 	}
@@ -506,6 +530,7 @@ func (s *Store) setRefVal(key []byte, e *Entry, k Kind, v refVal) {
 func (s *Store) setRef(key []byte, e *Entry, k Kind, v refVal) {
 	sh := s.shardOf(key)
 	e.num = int64(uint64(sh.idx)<<32 | uint64(sh.newRef(v)))
+	sh.live.Add(refBytes + int64(cap(v.str)))
 	e.klen &= 0x0f
 	e.setMeta(k, formRef)
 }
@@ -565,7 +590,8 @@ func (s *Store) Len() int {
 
 // Dropped returns the bytes of keyspace storage (entries, indexes, arenas)
 // that FLUSHALL and compaction after mass expiry have let go of since the
-// store was created. The memory is garbage from then on, but the Go runtime
+// store was created, and the values (long strings, sorted sets, logs) of
+// the keys deleted, evicted or overwritten since. The memory is garbage from then on, but the Go runtime
 // only learns so at its next collection, which a quiet heap may not reach
 // for a long time; main's releaseMemory collects when this grows.
 func (s *Store) Dropped() int64 {
@@ -605,6 +631,7 @@ func (s *Store) Flush() {
 		sh.expireNext = 0
 		sh.changes++
 	}
+	s.live.Store(0)
 }
 
 // Each calls fn for every live key, shard by shard, until fn returns false.
@@ -742,7 +769,7 @@ func (s *Store) ResetDirty() {
 
 // Stats are keyspace counters for INFO.
 type Stats struct {
-	ExpiredKeys, Hits, Misses int64
+	ExpiredKeys, EvictedKeys, Hits, Misses int64
 }
 
 // Stats returns the keyspace counters.
@@ -751,6 +778,7 @@ func (s *Store) Stats() Stats {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		st.ExpiredKeys += sh.expiredKeys.Load()
+		st.EvictedKeys += sh.evicted.Load()
 		st.Hits += sh.hits.Load()
 		st.Misses += sh.misses.Load()
 	}
@@ -762,6 +790,7 @@ func (s *Store) ResetStats() {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.expiredKeys.Store(0)
+		sh.evicted.Store(0)
 		sh.hits.Store(0)
 		sh.misses.Store(0)
 	}

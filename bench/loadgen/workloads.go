@@ -73,6 +73,15 @@ var workloads = map[string]workload{
 			return appendBulk(b, cfg.value)
 		},
 	},
+	"set_ex": {
+		desc: "SET key:<n> <datasize bytes of 'x'> EX 3600 (a key with a deadline, which the volatile maxmemory policies may evict)",
+		build: func(b []byte, n uint64, cfg *config, _ *reqState) []byte {
+			b = append(b, "*5\r\n$3\r\nSET\r\n"...)
+			b = appendKey(b, "key:", n)
+			b = appendBulk(b, cfg.value)
+			return append(b, "$2\r\nEX\r\n$4\r\n3600\r\n"...)
+		},
+	},
 	"get": {
 		desc:     "GET key:<n> (keys populated with SET first)",
 		populate: true,

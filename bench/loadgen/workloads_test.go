@@ -51,6 +51,7 @@ func TestWorkloadRequests(t *testing.T) {
 		"ping":          "*1\r\n$4\r\nPING\r\n",
 		"ping_inline":   "PING\r\n",
 		"set":           "*3\r\n$3\r\nSET\r\n$9\r\nkey:12345\r\n$3\r\nxxx\r\n",
+		"set_ex":        "*5\r\n$3\r\nSET\r\n$9\r\nkey:12345\r\n$3\r\nxxx\r\n$2\r\nEX\r\n$4\r\n3600\r\n",
 		"get":           "*2\r\n$3\r\nGET\r\n$9\r\nkey:12345\r\n",
 		"incr":          "*2\r\n$4\r\nINCR\r\n$13\r\ncounter:12345\r\n",
 		"throttle_cell": string(appendCommand(nil, "CL.THROTTLE", "rl:12345", "100", "1000", "60", "1")),
