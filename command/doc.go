@@ -1,7 +1,7 @@
 // Package command is ratekv's command layer: the command table, the
 // dispatcher, and one file per command family (conn.go, keys.go,
 // string.go, zset.go, throttle.go, window.go, tx.go, server.go,
-// persist.go). It knows nothing of sockets: a network runtime (package
+// persist.go, script.go). It knows nothing of sockets: a network runtime (package
 // server) owns the connections and feeds each one's requests to its Client.
 //
 // # Dispatch
@@ -19,6 +19,15 @@
 // journal; journal.go here says which record each command leaves), and
 // the log replays through the same table (replay.go). Time is read once per
 // command from the store's clock, which tests set.
+//
+// # Scripts
+//
+// EVAL and friends (script.go) run Lua in gopher-lua with Redis's
+// libraries and sandbox (lua.go); the commands a script calls go through
+// the same dispatcher path as EXEC's queued commands, and their effects
+// are journaled as one transaction. Scripts lock the shards of their
+// declared keys and take others as they go (script_locks.go); some
+// well-known scripts run natively (script_native.go).
 //
 // # The runtime's side
 //

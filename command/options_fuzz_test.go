@@ -338,7 +338,7 @@ func FuzzEvalArgs(f *testing.F) {
 		f.Add(s, true)
 	}
 	clock := &fakeClock{}
-	s := newSocketless(&testing.T{}, clock, nil)
+	s := newSocketless(f, clock, nil)
 	const body = "return {#KEYS, #ARGV, KEYS[1], ARGV[1]}"
 	sha := sha1hex([]byte(body))
 	s.c.eng.loadScript([]byte(body))

@@ -38,7 +38,7 @@ type socketless struct {
 	c     *Client
 }
 
-func newSocketless(t *testing.T, clock *fakeClock, j Journal) *socketless {
+func newSocketless(t testing.TB, clock *fakeClock, j Journal) *socketless {
 	t.Helper()
 	store := shards.New(shards.Options{Shards: 4, Now: clock.Now})
 	t.Cleanup(store.Close)
@@ -50,7 +50,7 @@ func newSocketless(t *testing.T, clock *fakeClock, j Journal) *socketless {
 }
 
 // do runs one command and returns its raw reply.
-func (s *socketless) do(t *testing.T, args ...string) string {
+func (s *socketless) do(t testing.TB, args ...string) string {
 	t.Helper()
 	argv := make([][]byte, len(args))
 	for i, a := range args {
