@@ -256,7 +256,11 @@ func TestMaxmemoryAttack(t *testing.T) {
 				fields["used_memory_human"], fields["mem_not_counted_for_evict"], fields["evicted_keys"], fields["expired_keys"], fields["db0"])
 			require.LessOrEqual(t, res.maxRSS, attackMaxmemory+overhead, "RSS within maxmemory + %d MiB", overhead>>20)
 			require.Greater(t, len(res.pings), 100, "PING answered all along")
-			require.Less(t, p999, 250*time.Millisecond, "PING p99.9 while evicting")
+			// Bounds for a stall, not for speed: the client shares the
+			// machine's two cores, with whatever else runs on them
+			// (measured alone: p99.9 17-50 ms, max under 100 ms).
+			require.Less(t, p999, time.Second, "PING p99.9 while evicting")
+			require.Less(t, quantile(res.pings, 1), 3*time.Second, "longest PING while evicting")
 			if strings.HasPrefix(policy, "volatile-") || policy == "noeviction" {
 				for i := range persistent {
 					require.Equal(t, "gold", c.Get(ctx, fmt.Sprintf("user:%d:plan", i)).Val(), "persistent key %d", i)

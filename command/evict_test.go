@@ -173,7 +173,10 @@ func TestEvictVolatileKeepsPersistent(t *testing.T) {
 				require.Equal(t, "+OK\r\n", r.do("SET", fmt.Sprintf("p%d", i), "v"))
 				require.Equal(t, "+OK\r\n", r.do("SET", fmt.Sprintf("v%d", i), "v", "EX", fmt.Sprint(100+i)))
 			}
-			require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory-policy", policy, "maxmemory", "1"))
+			// Tenacity 100: no time limit, so the command waits for every
+			// eviction (under the race detector 16 keys can take longer
+			// than the default 500 µs, and the background job would go on).
+			require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory-policy", policy, "maxmemory-eviction-tenacity", "100", "maxmemory", "1"))
 			require.Equal(t, oomReply, r.do("SET", "new", "v"), "every volatile key evicted, and still over")
 			require.Equal(t, ":50\r\n", r.do("DBSIZE"))
 			keys := keysOf(t, r.do("KEYS", "*"))
@@ -204,7 +207,9 @@ func TestEvictionJournaledAsDel(t *testing.T) {
 	}
 	before := len(j.recs)
 	require.NoError(t, s.srv.cfg.Set("maxmemory-policy", "volatile-random"))
+	require.NoError(t, s.srv.cfg.Set("maxmemory-eviction-tenacity", "100")) // see TestEvictVolatileKeepsPersistent
 	require.NoError(t, s.srv.cfg.Set("maxmemory", "1"))
+	t.Cleanup(func() { s.srv.cfg.Set("maxmemory", "0") }) // stops the sampler: this engine has no host to close
 	require.Equal(t, oomReply, s.send("SET", "new", "v"))
 	dels := 0
 	for _, rec := range j.recs[before:] {
@@ -305,7 +310,7 @@ func TestEvictLRUAndLFU(t *testing.T) {
 				require.Equal(t, "+OK\r\n", r.do("SET", fmt.Sprintf("p%d", i), "v"))
 				require.Equal(t, "+OK\r\n", r.do("SET", fmt.Sprintf("v%d", i), "v", "EX", "100"))
 			}
-			require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory", "1"))
+			require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory-eviction-tenacity", "100", "maxmemory", "1")) // see TestEvictVolatileKeepsPersistent
 			require.Equal(t, oomReply, r.do("SET", "new", "v"))
 			want := ":0\r\n"
 			if strings.HasPrefix(policy, "volatile-") {
@@ -317,4 +322,22 @@ func TestEvictLRUAndLFU(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGoMemoryLimit: while maxmemory is set the Go runtime is to keep to
+// it plus a margin (at least 4 MiB), never under what is live; without
+// it, to its own limit (0).
+func TestGoMemoryLimit(t *testing.T) {
+	ts := newTestServer(t)
+	require.Zero(t, ts.srv.GoMemoryLimit())
+	require.NoError(t, ts.cfg.SetRuntime("maxmemory", "64mb"))
+	l64 := ts.srv.GoMemoryLimit()
+	require.GreaterOrEqual(t, l64, int64(64<<20+4<<20), "from the reading taken at once")
+	require.NoError(t, ts.cfg.SetRuntime("maxmemory", "1"))
+	require.Eventually(t, func() bool {
+		l := ts.srv.GoMemoryLimit()
+		return l > 4<<20 && l != l64
+	}, 5*time.Second, time.Millisecond, "at the next reading: never under what is live")
+	require.NoError(t, ts.cfg.SetRuntime("maxmemory", "0"))
+	require.Zero(t, ts.srv.GoMemoryLimit())
 }
