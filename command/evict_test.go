@@ -275,6 +275,15 @@ func TestObjectFreqIdletime(t *testing.T) {
 	ts.clock.Advance(42 * time.Second)
 	require.Equal(t, ":42\r\n", r.do("OBJECT", "IDLETIME", "k"))
 	require.Equal(t, ":42\r\n", r.do("OBJECT", "IDLETIME", "k"), "OBJECT is no access")
+	// TYPE, EXISTS and the TTL family read without an access (Redis's
+	// LOOKUP_NOTOUCH); TOUCH is one.
+	for _, args := range [][]string{{"TYPE", "k"}, {"EXISTS", "k"}, {"TTL", "k"}, {"PTTL", "k"}, {"EXPIRETIME", "k"}} {
+		r.do(args...)
+		require.Equal(t, ":42\r\n", r.do("OBJECT", "IDLETIME", "k"), "after %q", args)
+	}
+	require.Equal(t, ":1\r\n", r.do("TOUCH", "k"))
+	require.Equal(t, ":0\r\n", r.do("OBJECT", "IDLETIME", "k"))
+	ts.clock.Advance(5 * time.Second)
 	require.Equal(t, "$1\r\nv\r\n", r.do("GET", "k"))
 	require.Equal(t, ":0\r\n", r.do("OBJECT", "IDLETIME", "k"))
 	// Under LFU with lfu-log-factor 0 every access counts one.
