@@ -295,6 +295,14 @@ func TestObjectFreqIdletime(t *testing.T) {
 	require.Equal(t, ":12\r\n", r.do("OBJECT", "FREQ", "f"))
 	ts.clock.Advance(3 * time.Minute)
 	require.Equal(t, ":9\r\n", r.do("OBJECT", "FREQ", "f"), "lfu-decay-time 1: one less a minute")
+	// RESTORE's FREQ and IDLETIME set them, each under its policy.
+	dump := r.do("DUMP", "f")
+	_, payload, _ := strings.Cut(strings.TrimSuffix(dump, "\r\n"), "\r\n")
+	require.Equal(t, "+OK\r\n", r.do("RESTORE", "r1", "0", payload, "FREQ", "77"))
+	require.Equal(t, ":77\r\n", r.do("OBJECT", "FREQ", "r1"))
+	require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"))
+	require.Equal(t, "+OK\r\n", r.do("RESTORE", "r2", "0", payload, "IDLETIME", "1000"))
+	require.Equal(t, ":1000\r\n", r.do("OBJECT", "IDLETIME", "r2"))
 	require.Equal(t, "*2\r\n$1\r\nf\r\n$1\r\nk\r\n", r.do("COMMAND", "GETKEYS", "MGET", "f", "k"))
 	require.Equal(t, "*1\r\n$1\r\nf\r\n", r.do("COMMAND", "GETKEYS", "OBJECT", "FREQ", "f"))
 }
