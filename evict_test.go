@@ -43,6 +43,7 @@ const (
 	// 16 MiB). Measured: 35 to 45 MiB in all.
 	attackOverheadAOF = attackOverhead + 80<<20
 	attackFor         = 3 * time.Second
+	attackFill        = 30 * time.Second // at most, to reach maxmemory (a second or two here)
 	attackConns       = 4
 	attackPipeline    = 32
 )
@@ -126,13 +127,16 @@ type attackResult struct {
 	errs            map[string]int
 }
 
-// attack runs the spray against the server at addr (process pid) for
-// attackFor, while one more connection sends a PING every millisecond and
-// the server's RSS is read every 20 ms.
-func attack(t *testing.T, addr string, pid int) attackResult {
+// attack runs the spray against the server at addr (process pid) until
+// full reports that the keyspace reached maxmemory (at most attackFill),
+// and then for attackFor, while one more connection sends a PING every
+// millisecond (counted from full on) and the server's RSS is read every
+// 20 ms.
+func attack(t *testing.T, addr string, pid int, full func() bool) attackResult {
 	t.Helper()
 	var res attackResult
 	res.idleRSS, _ = rssOf(pid)
+	var measuring atomic.Bool
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var sent atomic.Int64
@@ -170,7 +174,9 @@ func attack(t *testing.T, addr string, pid int) attackResult {
 			line, err := rd.ReadString('\n')
 			require.NoError(t, err)
 			require.Equal(t, "+PONG\r\n", line)
-			res.pings = append(res.pings, time.Since(start))
+			if measuring.Load() {
+				res.pings = append(res.pings, time.Since(start))
+			}
 		}
 	}()
 	go func() { // RSS
@@ -186,6 +192,10 @@ func attack(t *testing.T, addr string, pid int) attackResult {
 			}
 		}
 	}()
+	for deadline := time.Now().Add(attackFill); !full() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	measuring.Store(true)
 	time.Sleep(attackFor)
 	close(stop)
 	wg.Wait()
@@ -238,7 +248,10 @@ func TestMaxmemoryAttack(t *testing.T) {
 			for i := range persistent {
 				require.NoError(t, c.Set(ctx, fmt.Sprintf("user:%d:plan", i), "gold", 0).Err())
 			}
-			res := attack(t, addr, cmd.Process.Pid)
+			res := attack(t, addr, cmd.Process.Pid, func() bool {
+				info := c.Info(ctx, "stats", "errorstats").Val()
+				return strings.Contains(info, "errorstat_OOM:") || !strings.Contains(info, "evicted_keys:0\r\n")
+			})
 			info, err := c.Info(ctx, "memory", "stats", "keyspace").Result()
 			require.NoError(t, err)
 			fields := map[string]string{}
@@ -248,9 +261,9 @@ func TestMaxmemoryAttack(t *testing.T) {
 				}
 			}
 			p999 := quantile(res.pings, 0.999)
-			t.Logf("%s: %d requests (%.0f/s; 3/4 CL.THROTTLE, 1/4 SET), errors %v; RSS idle %.1f MiB, max %.1f MiB (maxmemory %d MiB: +%.1f MiB); "+
+			t.Logf("%s: %d requests in all (3/4 CL.THROTTLE, 1/4 SET), errors %v; RSS idle %.1f MiB, max %.1f MiB (maxmemory %d MiB: +%.1f MiB); "+
 				"PING p50 %v p99 %v p99.9 %v max %v (%d pings); used_memory %s, not counted %s, evicted_keys %s, expired_keys %s, %s",
-				policy, res.sent, float64(res.sent)/attackFor.Seconds(), res.errs, float64(res.idleRSS)/(1<<20), float64(res.maxRSS)/(1<<20),
+				policy, res.sent, res.errs, float64(res.idleRSS)/(1<<20), float64(res.maxRSS)/(1<<20),
 				attackMaxmemory>>20, float64(res.maxRSS-attackMaxmemory)/(1<<20),
 				quantile(res.pings, 0.5), quantile(res.pings, 0.99), p999, quantile(res.pings, 1), len(res.pings),
 				fields["used_memory_human"], fields["mem_not_counted_for_evict"], fields["evicted_keys"], fields["expired_keys"], fields["db0"])

@@ -3,6 +3,7 @@ package command
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
@@ -84,7 +85,9 @@ type memState struct {
 	mu   sync.Mutex    // guards stop
 	stop chan struct{} // closes the sampler; nil when it does not run
 
-	// The sampler's own (sample).
+	// The sampler's own (sample), guarded by sampleMu: a sampler being
+	// stopped may still be taking its last reading when the next starts.
+	sampleMu        sync.Mutex
 	sampled         bool
 	gcs             uint64 // collections completed at the last reading
 	liveGC, slackGC int64  // the store's live bytes and slack after the last collection
@@ -127,12 +130,13 @@ func (e *Engine) watchMemory() {
 		{config.MaxMemoryEvictionTenacity, func() { m.tenacity.Store(cfg.Int(config.MaxMemoryEvictionTenacity)) }},
 		{config.MaxMemory, func() {
 			limit := cfg.Int(config.MaxMemory)
-			if limit > 0 {
-				e.startSampler() // a reading before the limit applies
-			}
 			m.maxmemory.Store(limit)
+			if limit > 0 {
+				e.startSampler() // takes a reading at once
+			}
 			if limit == 0 {
 				e.stopSampler()
+				m.goLimit.Store(0) // the Go runtime's own limit again
 			}
 		}},
 	} {
@@ -142,6 +146,9 @@ func (e *Engine) watchMemory() {
 }
 
 // startSampler takes a reading and starts the sampler, if it does not run.
+// The reading follows a collection: what the last one found live is the
+// base of every reading (see sample), and the store may have grown since
+// it, or been filled without one.
 func (e *Engine) startSampler() {
 	m := &e.mem
 	m.mu.Lock()
@@ -151,6 +158,7 @@ func (e *Engine) startSampler() {
 	}
 	stop := make(chan struct{})
 	m.stop = stop
+	runtime.GC()
 	e.sample()
 	go func() {
 		t := time.NewTicker(memSampleEvery)
@@ -231,6 +239,8 @@ func readMemory() memReading {
 // grows the process much past maxmemory.
 func (e *Engine) sample() {
 	m, st := &e.mem, e.store
+	m.sampleMu.Lock()
+	defer m.sampleMu.Unlock()
 	r := readMemory()
 	if r.gcs != m.gcs || !m.sampled {
 		// The store as the collection saw it (a few ms later).

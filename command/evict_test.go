@@ -173,7 +173,10 @@ func TestEvictVolatileKeepsPersistent(t *testing.T) {
 				require.Equal(t, "+OK\r\n", r.do("SET", fmt.Sprintf("p%d", i), "v"))
 				require.Equal(t, "+OK\r\n", r.do("SET", fmt.Sprintf("v%d", i), "v", "EX", fmt.Sprint(100+i)))
 			}
-			require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory-policy", policy, "maxmemory", "1"))
+			// Tenacity 100: no time limit, so the command waits for every
+			// eviction (under the race detector 16 keys can take longer
+			// than the default 500 µs, and the background job would go on).
+			require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory-policy", policy, "maxmemory-eviction-tenacity", "100", "maxmemory", "1"))
 			require.Equal(t, oomReply, r.do("SET", "new", "v"), "every volatile key evicted, and still over")
 			require.Equal(t, ":50\r\n", r.do("DBSIZE"))
 			keys := keysOf(t, r.do("KEYS", "*"))
@@ -204,7 +207,9 @@ func TestEvictionJournaledAsDel(t *testing.T) {
 	}
 	before := len(j.recs)
 	require.NoError(t, s.srv.cfg.Set("maxmemory-policy", "volatile-random"))
+	require.NoError(t, s.srv.cfg.Set("maxmemory-eviction-tenacity", "100")) // see TestEvictVolatileKeepsPersistent
 	require.NoError(t, s.srv.cfg.Set("maxmemory", "1"))
+	t.Cleanup(func() { s.srv.cfg.Set("maxmemory", "0") }) // stops the sampler: this engine has no host to close
 	require.Equal(t, oomReply, s.send("SET", "new", "v"))
 	dels := 0
 	for _, rec := range j.recs[before:] {
@@ -270,6 +275,15 @@ func TestObjectFreqIdletime(t *testing.T) {
 	ts.clock.Advance(42 * time.Second)
 	require.Equal(t, ":42\r\n", r.do("OBJECT", "IDLETIME", "k"))
 	require.Equal(t, ":42\r\n", r.do("OBJECT", "IDLETIME", "k"), "OBJECT is no access")
+	// TYPE, EXISTS and the TTL family read without an access (Redis's
+	// LOOKUP_NOTOUCH); TOUCH is one.
+	for _, args := range [][]string{{"TYPE", "k"}, {"EXISTS", "k"}, {"TTL", "k"}, {"PTTL", "k"}, {"EXPIRETIME", "k"}} {
+		r.do(args...)
+		require.Equal(t, ":42\r\n", r.do("OBJECT", "IDLETIME", "k"), "after %q", args)
+	}
+	require.Equal(t, ":1\r\n", r.do("TOUCH", "k"))
+	require.Equal(t, ":0\r\n", r.do("OBJECT", "IDLETIME", "k"))
+	ts.clock.Advance(5 * time.Second)
 	require.Equal(t, "$1\r\nv\r\n", r.do("GET", "k"))
 	require.Equal(t, ":0\r\n", r.do("OBJECT", "IDLETIME", "k"))
 	// Under LFU with lfu-log-factor 0 every access counts one.
@@ -281,6 +295,14 @@ func TestObjectFreqIdletime(t *testing.T) {
 	require.Equal(t, ":12\r\n", r.do("OBJECT", "FREQ", "f"))
 	ts.clock.Advance(3 * time.Minute)
 	require.Equal(t, ":9\r\n", r.do("OBJECT", "FREQ", "f"), "lfu-decay-time 1: one less a minute")
+	// RESTORE's FREQ and IDLETIME set them, each under its policy.
+	dump := r.do("DUMP", "f")
+	_, payload, _ := strings.Cut(strings.TrimSuffix(dump, "\r\n"), "\r\n")
+	require.Equal(t, "+OK\r\n", r.do("RESTORE", "r1", "0", payload, "FREQ", "77"))
+	require.Equal(t, ":77\r\n", r.do("OBJECT", "FREQ", "r1"))
+	require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"))
+	require.Equal(t, "+OK\r\n", r.do("RESTORE", "r2", "0", payload, "IDLETIME", "1000"))
+	require.Equal(t, ":1000\r\n", r.do("OBJECT", "IDLETIME", "r2"))
 	require.Equal(t, "*2\r\n$1\r\nf\r\n$1\r\nk\r\n", r.do("COMMAND", "GETKEYS", "MGET", "f", "k"))
 	require.Equal(t, "*1\r\n$1\r\nf\r\n", r.do("COMMAND", "GETKEYS", "OBJECT", "FREQ", "f"))
 }
@@ -305,7 +327,7 @@ func TestEvictLRUAndLFU(t *testing.T) {
 				require.Equal(t, "+OK\r\n", r.do("SET", fmt.Sprintf("p%d", i), "v"))
 				require.Equal(t, "+OK\r\n", r.do("SET", fmt.Sprintf("v%d", i), "v", "EX", "100"))
 			}
-			require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory", "1"))
+			require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory-eviction-tenacity", "100", "maxmemory", "1")) // see TestEvictVolatileKeepsPersistent
 			require.Equal(t, oomReply, r.do("SET", "new", "v"))
 			want := ":0\r\n"
 			if strings.HasPrefix(policy, "volatile-") {
@@ -317,4 +339,22 @@ func TestEvictLRUAndLFU(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGoMemoryLimit: while maxmemory is set the Go runtime is to keep to
+// it plus a margin (at least 4 MiB), never under what is live; without
+// it, to its own limit (0).
+func TestGoMemoryLimit(t *testing.T) {
+	ts := newTestServer(t)
+	require.Zero(t, ts.srv.GoMemoryLimit())
+	require.NoError(t, ts.cfg.SetRuntime("maxmemory", "64mb"))
+	l64 := ts.srv.GoMemoryLimit()
+	require.GreaterOrEqual(t, l64, int64(64<<20+4<<20), "from the reading taken at once")
+	require.NoError(t, ts.cfg.SetRuntime("maxmemory", "1"))
+	require.Eventually(t, func() bool {
+		l := ts.srv.GoMemoryLimit()
+		return l > 4<<20 && l != l64
+	}, 5*time.Second, time.Millisecond, "at the next reading: never under what is live")
+	require.NoError(t, ts.cfg.SetRuntime("maxmemory", "0"))
+	require.Zero(t, ts.srv.GoMemoryLimit())
 }

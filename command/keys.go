@@ -41,7 +41,7 @@ func init() {
 			Summary: "Asynchronously deletes one or more keys.", Group: "generic"},
 		&Command{Name: "exists", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Handler: cmdExists,
 			Summary: "Determines whether one or more keys exist.", Group: "generic"},
-		&Command{Name: "touch", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Handler: cmdExists,
+		&Command{Name: "touch", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Handler: cmdTouch,
 			Summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", Group: "generic"},
 		&Command{Name: "type", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdType,
 			Summary: "Determines the type of value stored at a key.", Group: "generic"},
@@ -108,13 +108,22 @@ func cmdDel(c *Client, args [][]byte) {
 
 // EXISTS key [key ...]
 //
-// TOUCH key [key ...] replies the same count (ratekv keeps no access
-// times). A key named twice is counted twice.
-func cmdExists(c *Client, args [][]byte) {
+// TOUCH key [key ...] replies the same count, and counts as an access to
+// each key for the LRU and LFU policies, which EXISTS does not. A key
+// named twice is counted twice.
+func cmdExists(c *Client, args [][]byte) { existsGeneric(c, args, false) }
+
+func cmdTouch(c *Client, args [][]byte) { existsGeneric(c, args, true) }
+
+func existsGeneric(c *Client, args [][]byte, touch bool) {
 	st := c.eng.store
 	var n int64
 	for _, k := range args[1:] {
-		if st.Lookup(k, c.nowMs) != nil {
+		lookup := st.LookupNoTouchIn
+		if touch {
+			lookup = st.LookupIn
+		}
+		if lookup(c.keyShard(k), k, c.nowMs) != nil {
 			n++
 		}
 	}
@@ -123,7 +132,7 @@ func cmdExists(c *Client, args [][]byte) {
 
 // TYPE key
 func cmdType(c *Client, args [][]byte) {
-	e := c.eng.store.Lookup(args[1], c.nowMs)
+	e := c.eng.store.LookupNoTouchIn(c.keyShard(args[1]), args[1], c.nowMs)
 	if e == nil {
 		c.WriteSimple("none")
 		return
@@ -265,7 +274,7 @@ func cmdPexpiretime(c *Client, args [][]byte) { c.ttlGeneric(args[1], true, true
 // ttlGeneric replies -2 for a missing key, -1 for a persistent one, else
 // the remaining time (or, with abs, the deadline) in ms or rounded seconds.
 func (c *Client) ttlGeneric(key []byte, ms, abs bool) {
-	e := c.eng.store.LookupIn(c.keyShard(key), key, c.nowMs)
+	e := c.eng.store.LookupNoTouchIn(c.keyShard(key), key, c.nowMs)
 	if e == nil {
 		c.WriteInt(-2)
 		return

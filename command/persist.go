@@ -257,5 +257,8 @@ func cmdRestore(c *Client, args [][]byte) {
 		return
 	}
 	st.Restore(key, &v, ttl, c.nowMs)
+	if e := st.Peek(key, c.nowMs); e != nil {
+		st.RestoreAccess(e, o.idle, o.freq, c.nowMs)
+	}
 	c.WriteOK()
 }

@@ -125,3 +125,21 @@ func (s *Store) IdleTime(e *Entry, nowMs int64) int64 { return idleMs(e.access, 
 
 // Freq returns OBJECT FREQ of e at nowMs: its decayed LFU counter.
 func (s *Store) Freq(e *Entry, nowMs int64) int64 { return int64(s.lfuCounter(e.access, nowMs)) }
+
+// RestoreAccess sets e's access field from RESTORE's IDLETIME (seconds)
+// or FREQ, as Redis's objectSetLRUOrLFU: the access time idleSeconds ago
+// under an LRU policy, the counter freq (at most 255) under an LFU one;
+// -1 (not given) or the other policy's option leaves the field alone.
+// Requires e's shard held.
+func (s *Store) RestoreAccess(e *Entry, idleSeconds, freq, nowMs int64) {
+	switch AccessMode(s.access.mode.Load()) {
+	case AccessLRU:
+		if idleSeconds >= 0 {
+			e.access = lruClock(nowMs) - uint16(idleSeconds)
+		}
+	case AccessLFU:
+		if freq >= 0 {
+			e.access = uint16(lfuMinutes(nowMs))<<8 | uint16(min(freq, 255))
+		}
+	}
+}

@@ -150,6 +150,17 @@ func (s *Store) Lookup(key []byte, nowMs int64) *Entry {
 
 // LookupIn is Lookup in sh, key's shard (see Shard).
 func (s *Store) LookupIn(sh *Shard, key []byte, nowMs int64) *Entry {
+	e := s.LookupNoTouchIn(sh, key, nowMs)
+	if e != nil {
+		s.touchAccess(e, nowMs)
+	}
+	return e
+}
+
+// LookupNoTouchIn is LookupIn for a command that must not count as an
+// access for the LRU and LFU policies (TYPE, EXISTS, TTL: Redis's
+// LOOKUP_NOTOUCH).
+func (s *Store) LookupNoTouchIn(sh *Shard, key []byte, nowMs int64) *Entry {
 	e, p := sh.find(key, hashKey(key))
 	if e == nil {
 		sh.misses.Add(1)
@@ -161,7 +172,6 @@ func (s *Store) LookupIn(sh *Shard, key []byte, nowMs int64) *Entry {
 		return nil
 	}
 	sh.hits.Add(1)
-	s.touchAccess(e, nowMs)
 	return e
 }
 
