@@ -65,7 +65,7 @@ var Params = []Param{
 	{Name: "zset-max-listpack-entries", Alias: "zset-max-ziplist-entries", Default: "128", Mutable: true, Usage: "sorted sets with at most this many members use the compact encoding", Check: intRange(0, math.MaxInt64)},
 	{Name: "zset-max-listpack-value", Alias: "zset-max-ziplist-value", Default: "64", Mutable: true, Usage: "sorted sets whose members are all at most this long (bytes) use the compact encoding (a memory value, as in Redis)", Check: memRange(0, math.MaxInt64)},
 	{Name: "busy-reply-threshold", Alias: "lua-time-limit", Default: "5000", Mutable: true, Usage: "milliseconds a script runs before other clients get BUSY instead of waiting for it, and SCRIPT KILL may stop it (0: never)", Check: intRange(0, math.MaxInt64)},
-	{Name: "lua-native-scripts", Default: "yes", Mutable: true, Usage: "run scripts that have a native implementation (go-redis/redis_rate's GCRA, recognised by SHA1) without the Lua interpreter, with the same replies and effects (no: always interpret)", Check: yesNo},
+	{Name: "lua-native-scripts", Default: "yes", Mutable: true, Usage: "run scripts that have a native implementation (go-redis/redis_rate's GCRA scripts, recognised by SHA1) without the Lua interpreter, with the same replies and effects (no: always interpret)", Check: yesNo},
 }
 
 // Lookup returns the parameter named name (case-insensitive).
