@@ -277,7 +277,7 @@ func (g *scriptGen) pick(list ...string) string { return list[g.rng.IntN(len(lis
 
 // value is a Lua expression of a random type.
 func (g *scriptGen) value(depth int) string {
-	switch g.rng.IntN(12) {
+	switch g.rng.IntN(15) {
 	case 0:
 		return fmt.Sprint(g.rng.IntN(2000) - 1000)
 	case 1:
@@ -308,6 +308,14 @@ func (g *scriptGen) value(depth int) string {
 		return fmt.Sprintf("#ARGV + %d", g.rng.IntN(5))
 	case 10:
 		return g.pick("{ok='done'}", "{err='ERR custom'}", "redis.status_reply('S')", "redis.error_reply('E2 bad')", "{double=2.5}")
+	case 11:
+		return g.pick("tonumber(ARGV[1])", "tonumber(ARGV[2])", "redis.sha1hex(ARGV[1])", "string.format('%d:%s', 7, ARGV[3])",
+			"string.len(ARGV[1] .. ARGV[2])", "string.upper(ARGV[3])", "math.floor(3.7)", "select('#', 1, 2)")
+	case 12:
+		return g.pick("cjson.encode({1, 'a', {b = 2}})", "cjson.decode('[1,2,3]')", "cjson.encode(KEYS)",
+			"cmsgpack.pack(1, 'x', {2})", "struct.pack('>i2', 5)", "cjson.decode('{\"a\":[true,null]}').a")
+	case 13:
+		return fmt.Sprintf("bit.bxor(%d, %d)", g.rng.IntN(1<<20)-1<<19, g.rng.IntN(1<<16))
 	default:
 		return fmt.Sprintf("bit.band(%d, %d)", g.rng.IntN(1<<16), g.rng.IntN(1<<16))
 	}
@@ -359,6 +367,9 @@ func (g *scriptGen) next() []string {
 		}
 	}
 	body = append(body, "return "+g.value(0))
+	if g.rng.IntN(4) == 0 { // replies of the commands it calls in RESP3
+		body = append([]string{"redis.setresp(3)"}, body...)
+	}
 	script := strings.Join(body, "\n")
 	args := []string{"EVAL", script, "4"}
 	if g.rng.IntN(3) == 0 {

@@ -19,16 +19,20 @@ import (
 	"github.com/ratekv/ratekv/shards"
 )
 
-// redisRateAllowN is the SHA1 of go-redis/redis_rate v10's allowN script,
-// the GCRA behind its Limiter.Allow and AllowN.
-const redisRateAllowN = "f52a5b566060d79fd321d695df55bc918339c4aa"
+// The SHA1s of go-redis/redis_rate v10's scripts: allowN, the GCRA behind
+// Limiter.Allow and AllowN, and allowAtMost, behind AllowAtMost.
+const (
+	redisRateAllowN      = "f52a5b566060d79fd321d695df55bc918339c4aa"
+	redisRateAllowAtMost = "054143318f521948424aa25df61d7f7ba835a9d7"
+)
 
 // nativeScript runs a script natively; it reports false, having changed
 // nothing, when the interpreter must run it instead.
 type nativeScript func(c *Client, keys, argv [][]byte) bool
 
 var nativeScripts = map[string]nativeScript{
-	redisRateAllowN: nativeRedisRateAllowN,
+	redisRateAllowN:      nativeRedisRateAllowN,
+	redisRateAllowAtMost: nativeRedisRateAllowAtMost,
 }
 
 // watchNative keeps lua-native-scripts' hot-path copy current.
@@ -52,17 +56,26 @@ func (c *Client) runNative(s *script, keys, argv [][]byte, readOnly bool) bool {
 	return true
 }
 
-// nativeRedisRateAllowN is redis_rate's allowN script:
+// rateInputs is what both redis_rate scripts compute before they differ:
+// their arguments, the emission interval, now (seconds since 2017, from
+// TIME) and the stored TAT, at least now.
+type rateInputs struct {
+	key                   []byte
+	burst, cost, emission float64
+	burstOffset, now, tat float64
+}
+
+// readRateInputs computes rateInputs as the scripts do:
 //
 //	KEYS[1] = key, ARGV = burst, rate, period, cost
-//	-> {allowed, remaining, tostring(retry_after), tostring(reset_after)}
 //
-// in the script's own float64 arithmetic, operation for operation (each
+// in the scripts' own float64 arithmetic, operation for operation (each
 // product converted explicitly, so that none is fused), with TIME read
-// from the command's clock as the script's TIME is.
-func nativeRedisRateAllowN(c *Client, keys, argv [][]byte) bool {
+// from the command's clock as the script's TIME is. ok is false when the
+// interpreter must run the script.
+func (c *Client) readRateInputs(keys, argv [][]byte) (in rateInputs, ok bool) {
 	if len(keys) != 1 || len(argv) != 4 {
-		return false
+		return in, false
 	}
 	// burst, rate and period are coerced by arithmetic, cost by tonumber.
 	burst, ok1 := plainNumber(argv[0], true)
@@ -70,66 +83,128 @@ func nativeRedisRateAllowN(c *Client, keys, argv [][]byte) bool {
 	period, ok3 := plainNumber(argv[2], true)
 	cost, ok4 := plainNumber(argv[3], false)
 	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return false
+		return in, false
 	}
-	key := keys[0]
-	st := c.eng.store
-	emission := period / rate
-	increment := float64(emission * cost)
-	burstOffset := float64(emission * burst)
+	in.key, in.burst, in.cost = keys[0], burst, cost
+	in.emission = period / rate
+	in.burstOffset = float64(in.emission * burst)
 	sec, usec := float64(c.now/1e9), float64(c.now%1e9/1e3)
-	now := (sec - 1483228800) + usec/1000000
+	in.now = (sec - 1483228800) + usec/1000000
 
-	var tat float64
-	e := st.LookupIn(c.keyShard(key), key, c.nowMs)
+	st := c.eng.store
+	e := st.LookupIn(c.keyShard(in.key), in.key, c.nowMs)
 	switch {
 	case e == nil:
-		tat = now
+		in.tat = in.now
 	case e.Kind() != shards.KindString:
-		return false // WRONGTYPE: the interpreter replies it
+		return in, false // WRONGTYPE: the interpreter replies it
 	default:
-		var ok bool
 		c.valBuf = st.AppendBytes(c.valBuf[:0], e)
-		if tat, ok = plainNumber(c.valBuf, false); !ok {
-			return false
+		if in.tat, ok = plainNumber(c.valBuf, false); !ok {
+			return in, false
 		}
 	}
-	if now > tat { // math.max(tat, now), as Lua's: the first unless the second is greater
-		tat = now
+	if in.now > in.tat { // math.max(tat, now), as Lua's: the first unless the second is greater
+		in.tat = in.now
 	}
-	newTat := tat + increment
-	allowAt := newTat - burstOffset
-	diff := now - allowAt
-	remaining := diff / emission
-	resetAfter := newTat - now
-	for _, f := range []float64{emission, increment, burstOffset, tat, newTat, diff, remaining, resetAfter} {
+	return in, finite(in.emission, in.burstOffset, in.tat)
+}
+
+// finite reports whether every value is finite: the native code hands
+// the rest to the interpreter.
+func finite(fs ...float64) bool {
+	for _, f := range fs {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return false
 		}
 	}
+	return true
+}
+
+// nativeRedisRateAllowN is redis_rate's allowN script:
+// -> {allowed, remaining, tostring(retry_after), tostring(reset_after)}.
+func nativeRedisRateAllowN(c *Client, keys, argv [][]byte) bool {
+	in, ok := c.readRateInputs(keys, argv)
+	if !ok {
+		return false
+	}
+	increment := float64(in.emission * in.cost)
+	newTat := in.tat + increment
+	allowAt := newTat - in.burstOffset
+	diff := in.now - allowAt
+	remaining := diff / in.emission
+	resetAfter := newTat - in.now
+	if !finite(increment, newTat, diff, remaining, resetAfter) {
+		return false
+	}
 	if remaining < 0 {
-		c.WriteArray(4)
-		c.WriteInt(0)
-		c.WriteInt(0)
-		c.writeNumberBulk(-diff)
-		c.writeNumberBulk(tat - now)
+		c.writeRateReply(0, 0, -diff, in.tat-in.now)
 		return true
 	}
-	if resetAfter > 0 {
-		if c.diskError() != "" {
-			return false // the interpreter's SET fails as it must
-		}
-		var buf [64]byte
-		num := strconv.AppendFloat(buf[:0], newTat, 'g', 17, 64)
-		ex := len(num)
-		num = strconv.AppendFloat(num, math.Ceil(resetAfter), 'g', 17, 64)
-		c.runEffect(bSET, key, num[:ex], bEX, num[ex:])
+	if resetAfter > 0 && !c.setRateTAT(in.key, newTat, resetAfter) {
+		return false
 	}
+	c.writeRateReply(in.cost, remaining, -1, resetAfter)
+	return true
+}
+
+// nativeRedisRateAllowAtMost is redis_rate's allowAtMost script: as
+// allowN, but it allows what is left when that is less than cost.
+func nativeRedisRateAllowAtMost(c *Client, keys, argv [][]byte) bool {
+	in, ok := c.readRateInputs(keys, argv)
+	if !ok {
+		return false
+	}
+	diff := in.now - (in.tat - in.burstOffset)
+	remaining := diff / in.emission
+	if !finite(diff, remaining) {
+		return false
+	}
+	if remaining < 1 {
+		retryAfter := in.emission - diff
+		c.writeRateReply(0, 0, retryAfter, in.tat-in.now)
+		return true
+	}
+	cost := in.cost
+	if remaining < cost {
+		cost, remaining = remaining, 0
+	} else {
+		remaining -= cost
+	}
+	increment := float64(in.emission * cost)
+	newTat := in.tat + increment
+	resetAfter := newTat - in.now
+	if !finite(increment, newTat, resetAfter) {
+		return false
+	}
+	if resetAfter > 0 && !c.setRateTAT(in.key, newTat, resetAfter) {
+		return false
+	}
+	c.writeRateReply(cost, remaining, -1, resetAfter)
+	return true
+}
+
+// writeRateReply writes the scripts' reply:
+// {allowed, remaining, tostring(retry_after), tostring(reset_after)}.
+func (c *Client) writeRateReply(allowed, remaining, retryAfter, resetAfter float64) {
 	c.WriteArray(4)
-	c.WriteInt(luaInt(cost))
+	c.WriteInt(luaInt(allowed))
 	c.WriteInt(luaInt(remaining))
-	c.WriteBulkString("-1")
+	c.writeNumberBulk(retryAfter)
 	c.writeNumberBulk(resetAfter)
+}
+
+// setRateTAT is the scripts' SET key new_tat EX math.ceil(reset_after);
+// false when the disk fails (the interpreter's SET then fails as it must).
+func (c *Client) setRateTAT(key []byte, newTat, resetAfter float64) bool {
+	if c.diskError() != "" {
+		return false
+	}
+	var buf [64]byte
+	num := strconv.AppendFloat(buf[:0], newTat, 'g', 17, 64)
+	ex := len(num)
+	num = strconv.AppendFloat(num, math.Ceil(resetAfter), 'g', 17, 64)
+	c.runEffect(bSET, key, num[:ex], bEX, num[ex:])
 	return true
 }
 

@@ -121,9 +121,81 @@ func TestRedisRateMatchesRedis(t *testing.T) {
 	t.Logf("%d mismatches at boundaries", mismatches)
 }
 
-// redisRateScript is go-redis/redis_rate v10's allowN script, byte for
-// byte as its Limiter sends it (Copyright (c) 2017 Pavel Pravosud; see
-// TestRedisRateScriptIsNative for its SHA1).
+// redisRateScript and redisRateAtMostScript are go-redis/redis_rate v10's
+// allowN and allowAtMost scripts, byte for byte as its Limiter sends them
+// (Copyright (c) 2017 Pavel Pravosud; see TestRedisRateScriptIsNative for
+// their SHA1s).
+const redisRateAtMostScript = `
+-- this script has side-effects, so it requires replicate commands mode
+redis.replicate_commands()
+
+local rate_limit_key = KEYS[1]
+local burst = ARGV[1]
+local rate = ARGV[2]
+local period = ARGV[3]
+local cost = tonumber(ARGV[4])
+
+local emission_interval = period / rate
+local burst_offset = emission_interval * burst
+
+-- redis returns time as an array containing two integers: seconds of the epoch
+-- time (10 digits) and microseconds (6 digits). for convenience we need to
+-- convert them to a floating point number. the resulting number is 16 digits,
+-- bordering on the limits of a 64-bit double-precision floating point number.
+-- adjust the epoch to be relative to Jan 1, 2017 00:00:00 GMT to avoid floating
+-- point problems. this approach is good until "now" is 2,483,228,799 (Wed, 09
+-- Sep 2048 01:46:39 GMT), when the adjusted value is 16 digits.
+local jan_1_2017 = 1483228800
+local now = redis.call("TIME")
+now = (now[1] - jan_1_2017) + (now[2] / 1000000)
+
+local tat = redis.call("GET", rate_limit_key)
+
+if not tat then
+  tat = now
+else
+  tat = tonumber(tat)
+end
+
+tat = math.max(tat, now)
+
+local diff = now - (tat - burst_offset)
+local remaining = diff / emission_interval
+
+if remaining < 1 then
+  local reset_after = tat - now
+  local retry_after = emission_interval - diff
+  return {
+    0, -- allowed
+    0, -- remaining
+    tostring(retry_after),
+    tostring(reset_after),
+  }
+end
+
+if remaining < cost then
+  cost = remaining
+  remaining = 0
+else
+  remaining = remaining - cost
+end
+
+local increment = emission_interval * cost
+local new_tat = tat + increment
+
+local reset_after = new_tat - now
+if reset_after > 0 then
+  redis.call("SET", rate_limit_key, new_tat, "EX", math.ceil(reset_after))
+end
+
+return {
+  cost,
+  remaining,
+  tostring(-1),
+  tostring(reset_after),
+}
+`
+
 const redisRateScript = `
 -- this script has side-effects, so it requires replicate commands mode
 redis.replicate_commands()
@@ -217,23 +289,26 @@ func BenchmarkEvalShaRedisRate(b *testing.B) {
 	}
 }
 
-// TestRedisRateScriptIsNative: the script above is the one native.go
-// recognises, and redis_rate's Limiter runs natively.
+// TestRedisRateScriptIsNative: the scripts above are the ones
+// script_native.go recognises, and redis_rate's Limiter runs natively.
 func TestRedisRateScriptIsNative(t *testing.T) {
 	require.Equal(t, redisRateAllowN, sha1hex([]byte(redisRateScript)))
+	require.Equal(t, redisRateAllowAtMost, sha1hex([]byte(redisRateAtMostScript)))
 	ts := newTestServer(t)
 	lim := redis_rate.NewLimiter(ts.client(t, 2))
 	before := ts.srv.scripts.nativeRuns.Load()
 	_, err := lim.Allow(ctx, "n", redis_rate.PerSecond(5))
 	require.NoError(t, err)
-	require.Equal(t, before+1, ts.srv.scripts.nativeRuns.Load())
+	_, err = lim.AllowAtMost(ctx, "n", redis_rate.PerSecond(5), 3)
+	require.NoError(t, err)
+	require.Equal(t, before+2, ts.srv.scripts.nativeRuns.Load())
 }
 
-// TestNativeScriptsMatchInterpreter runs random redis_rate calls (valid
-// arguments and not, stored values of every kind, times advancing by
-// random steps) on two servers with the same clock, one running the
-// script natively and one interpreting it: replies and the keys' states
-// must be byte-equal. RATEKV_NATIVE_SEED replays a seed.
+// TestNativeScriptsMatchInterpreter runs random calls of both redis_rate
+// scripts (valid arguments and not, stored values of every kind, times
+// advancing by random steps) on two servers with the same clock, one
+// running the scripts natively and one interpreting them: replies and the
+// keys' states must be byte-equal. RATEKV_NATIVE_SEED replays a seed.
 func TestNativeScriptsMatchInterpreter(t *testing.T) {
 	seed := diffSeed(t, "RATEKV_NATIVE_SEED")
 	rng := rand.New(rand.NewPCG(seed, 3))
@@ -244,6 +319,7 @@ func TestNativeScriptsMatchInterpreter(t *testing.T) {
 	a, b := native.raw(t), interp.raw(t)
 	for _, r := range []*rawConn{a, b} {
 		require.Equal(t, "$40\r\n"+redisRateAllowN+"\r\n", r.do("SCRIPT", "LOAD", redisRateScript))
+		require.Equal(t, "$40\r\n"+redisRateAllowAtMost+"\r\n", r.do("SCRIPT", "LOAD", redisRateAtMostScript))
 	}
 	pick := func(list ...string) string { return list[rng.IntN(len(list))] }
 	number := func(plain ...string) string {
@@ -275,7 +351,11 @@ func TestNativeScriptsMatchInterpreter(t *testing.T) {
 			if rng.IntN(15) == 0 {
 				cmd = "EVALSHA_RO"
 			}
-			args = []string{cmd, redisRateAllowN, "1", key,
+			sha := redisRateAllowN
+			if rng.IntN(2) == 0 {
+				sha = redisRateAllowAtMost
+			}
+			args = []string{cmd, sha, "1", key,
 				number("1", "5", "10", "100", "3", "2.5", "1e3", "0"),
 				number("1", "5", "10", "1000", "7", "0.5", "3"),
 				number("1", "60", "0.5", "3600", "2", "1e-3"),

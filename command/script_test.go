@@ -640,3 +640,25 @@ return 1`
 		require.Equal(t, live.do("DUMP", k), r.do(t, "DUMP", k), k)
 	}
 }
+
+// TestScriptFlushallRunsAgainWholeKeyspace: FLUSHALL in a script that
+// holds only its keys' shards runs the script again with every shard
+// locked (its image would be the keyspace): the first run's write is
+// undone, and the outcome is the script's, once.
+func TestScriptFlushallRunsAgainWholeKeyspace(t *testing.T) {
+	ts := newTestServer(t)
+	c := ts.client(t, 2)
+	require.NoError(t, c.Set(ctx, "other", "x", 0).Err())
+	before := ts.srv.scripts.reruns.Load()
+	v, err := c.Eval(ctx, "redis.call('incr', KEYS[1]) redis.call('flushall') return redis.call('incr', KEYS[1])", []string{"n"}).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), v)
+	require.Equal(t, before+1, ts.srv.scripts.reruns.Load())
+	require.Equal(t, int64(1), c.DBSize(ctx).Val())
+	// A whole-keyspace read takes every shard without running again when
+	// it can.
+	v, err = c.Eval(ctx, "return #redis.call('keys', '*')", []string{"n"}).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), v)
+	require.Equal(t, before+1, ts.srv.scripts.reruns.Load())
+}
