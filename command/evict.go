@@ -232,11 +232,11 @@ func readMemory() memReading {
 //
 // The memory used for eviction is what is not heap (stacks, the
 // runtime's metadata), plus what the last collection found live on the
-// heap, less the store's live bytes and slack then, plus its live bytes
-// now. So the garbage made since (the log's and the replies' buffers, the
-// values of deleted keys) does not count, nor does the free heap; the Go
-// memory limit (GoMemoryLimit) makes the runtime collect it before it
-// grows the process much past maxmemory.
+// heap, less the store's live bytes and slack then and the append-only
+// file's buffers now, plus the store's live bytes now. So the garbage made
+// since (replies' buffers, the values of deleted keys) does not count,
+// nor does the free heap; the Go memory limit (GoMemoryLimit) makes the
+// runtime collect it before it grows the process much past maxmemory.
 func (e *Engine) sample() {
 	m, st := &e.mem, e.store
 	m.sampleMu.Lock()
