@@ -156,6 +156,7 @@ func (ts *testServer) serve(c *testConn) {
 	}()
 	buf := make([]byte, 0, 64*1024)
 	tmp := make([]byte, 64*1024)
+	var part resp.Partial
 	for {
 		n, err := c.nc.Read(tmp)
 		if err != nil {
@@ -163,6 +164,12 @@ func (ts *testServer) serve(c *testConn) {
 		}
 		ts.netIn.Add(int64(n))
 		buf = append(buf, tmp[:n]...)
+		// A request still incomplete is checked only where it grew, as
+		// the server does, so that a huge one is not parsed again per read.
+		if part.Incomplete(buf, resp.Limits{MaxBulk: ts.srv.MaxBulk(), Authed: c.Authed}) {
+			continue
+		}
+		part = resp.Partial{}
 		used := 0
 		for {
 			m, perr := runRequests(&c.Client, buf[used:])
