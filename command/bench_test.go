@@ -26,11 +26,18 @@ func benchServer(b *testing.B) *Engine {
 
 // BenchmarkDispatch runs one command per op through the dispatcher, in
 // parallel, over 1024 keys. Compare allocs/op: the targets are 0 for GET,
-// SET (on existing keys), INCR, CL.THROTTLE and the hash commands on
-// existing small hashes.
+// SET (on existing keys), INCR, CL.THROTTLE, and the hash and list
+// commands on existing small hashes and lists.
 func BenchmarkDispatch(b *testing.B) {
 	bucket := func(i int) [][]byte {
 		return [][]byte{[]byte("HSET"), benchKey(i), []byte("tokens"), []byte("9"), []byte("ts"), []byte("1795307408539")}
+	}
+	window := func(i int) [][]byte {
+		args := [][]byte{[]byte("RPUSH"), benchKey(i)}
+		for j := 0; j < 100; j++ {
+			args = append(args, strconv.AppendInt(nil, 1795307408539667+int64(j), 10))
+		}
+		return args
 	}
 	cases := []struct {
 		name string
@@ -49,6 +56,15 @@ func BenchmarkDispatch(b *testing.B) {
 		{"HGET", func(i int) [][]byte { return [][]byte{[]byte("HGET"), benchKey(i), []byte("ts")} }, bucket},
 		{"HMGET", func(i int) [][]byte { return [][]byte{[]byte("HMGET"), benchKey(i), []byte("tokens"), []byte("ts")} }, bucket},
 		{"HINCRBY", func(i int) [][]byte { return [][]byte{[]byte("HINCRBY"), benchKey(i), []byte("tokens"), []byte("1")} }, bucket},
+		// A moving window's list of 100 timestamps: a push and the trim
+		// that follows it (alternate ops, one key each), and a read.
+		{"LPUSH+LTRIM", func(i int) [][]byte {
+			if i%2 == 0 {
+				return [][]byte{[]byte("LPUSH"), benchKey(i / 2), []byte("1795307408539667")}
+			}
+			return [][]byte{[]byte("LTRIM"), benchKey(i / 2), []byte("0"), []byte("99")}
+		}, func(i int) [][]byte { return window(i / 2) }},
+		{"LINDEX", func(i int) [][]byte { return [][]byte{[]byte("LINDEX"), benchKey(i), []byte("-1")} }, window},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) { runDispatch(b, benchServer(b), bc.args, bc.warm) })

@@ -98,6 +98,10 @@ type Client struct {
 	// freshBefore is the journal's shards.Store.Fresh count of the held
 	// shards before a command logged as sent ran (see journalEffects).
 	freshBefore uint64
+	// absentBefore holds the indexes of the keys of a multi-key command
+	// logged as sent (LMOVE) that did not exist, or had expired, before
+	// it ran (see journalEffects).
+	absentBefore []int
 
 	mu      sync.Mutex // guards name, libName, libVer, and proto's writes (its owner reads it without)
 	name    string
@@ -354,6 +358,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		c.written = nil
 		if cmd.Persist == PersistVerbatim {
 			c.freshBefore = c.freshCount()
+			if cmd.FirstKey > 0 && cmd.LastKey != cmd.FirstKey {
+				c.noteAbsent(cmd, args)
+			}
 		}
 	}
 	func() {

@@ -105,7 +105,8 @@ func (e *Engine) TotalCommands() int64 { return e.totalCommands.Load() }
 // and registers the change hooks that keep each one current.
 func (e *Engine) watchConfig() {
 	cfg := e.cfg
-	// Process-wide: the sorted-set and hash code read them on every insertion.
+	// Process-wide: the sorted-set, hash and list code read them on every
+	// insertion.
 	zset := func() {
 		shards.SetZSetLimits(cfg.Int(config.ZSetMaxListpackEntries), cfg.Int(config.ZSetMaxListpackValue))
 	}
@@ -126,6 +127,7 @@ func (e *Engine) watchConfig() {
 		{config.ZSetMaxListpackValue, zset},
 		{config.HashMaxListpackEntries, hash},
 		{config.HashMaxListpackValue, hash},
+		{config.ListMaxListpackSize, func() { shards.SetListFill(cfg.Int(config.ListMaxListpackSize)) }},
 	} {
 		w.apply()
 		cfg.OnChange(w.key, func(string) { w.apply() })

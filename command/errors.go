@@ -146,6 +146,12 @@ const (
 	errHashNotFloat = "ERR hash value is not a float"
 	errNaNOrInf     = "ERR value is NaN or Infinity"
 
+	// Lists (src/t_list.c).
+	errIndexRange = "ERR index out of range"
+	errLposRank   = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	errLposCount  = "ERR COUNT can't be negative"
+	errLposMaxlen = "ERR MAXLEN can't be negative"
+
 	// Protocol errors: the client is told, then disconnected.
 	errMultiQueueLimit = "ERR the MULTI queue exceeds client-query-buffer-limit (%d bytes); closing connection"
 )

@@ -336,3 +336,40 @@ func multibulk(args ...string) string {
 	}
 	return b.String()
 }
+
+// scriptStep is one step of a recorded script: a command and the replies
+// a real redis-server gave to it, byte for byte, in RESP2 and (when they
+// differ) RESP3.
+type scriptStep struct {
+	args         []string
+	resp2, resp3 string // resp3 "" means the same as resp2
+}
+
+// runScript sends a script's commands to a server configured with conf
+// (name, value pairs), in protocol proto, and requires its replies.
+// normalize, when set, maps the replies of a step that may legitimately
+// differ onto the forms to compare, or skips the step.
+func runScript(t *testing.T, script []scriptStep, proto int, conf []string,
+	normalize func(st scriptStep, have, want string) (h, w string, skip bool)) {
+	t.Helper()
+	r := newTestServer(t, conf...).raw(t)
+	if proto == 3 {
+		r.do("HELLO", "3")
+	}
+	for i, st := range script {
+		want := st.resp2
+		if proto == 3 && st.resp3 != "" {
+			want = st.resp3
+		}
+		have := r.do(st.args...)
+		if normalize != nil {
+			var skip bool
+			if have, want, skip = normalize(st, have, want); skip {
+				continue
+			}
+		}
+		if have != want {
+			t.Errorf("step %d %q:\nhave %q\nwant %q", i, st.args, have, want)
+		}
+	}
+}

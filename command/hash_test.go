@@ -19,10 +19,7 @@ import (
 // covers every error text of the hash commands and the order of their
 // checks, integer and float values at their limits, emptied hashes
 // disappearing, WRONGTYPE both ways, RENAME and deadlines.
-var hashScript = []struct {
-	args         []string
-	resp2, resp3 string // resp3 "" means the same as resp2
-}{
+var hashScript = []scriptStep{
 	0:   {[]string{"del", "h", "s"}, ":0\r\n", ""},
 	1:   {[]string{"hset", "h"}, "-ERR wrong number of arguments for 'hset' command\r\n", ""},
 	2:   {[]string{"hset", "h", "f"}, "-ERR wrong number of arguments for 'hset' command\r\n", ""},
@@ -226,30 +223,18 @@ func TestHashScript(t *testing.T) {
 	for _, enc := range []string{"512", "0"} {
 		for _, proto := range []int{2, 3} {
 			t.Run(fmt.Sprintf("entries=%s/RESP%d", enc, proto), func(t *testing.T) {
-				ts := newTestServer(t, "hash-max-listpack-entries", enc)
-				r := ts.raw(t)
-				if proto == 3 {
-					r.do("HELLO", "3")
-				}
-				for i, st := range hashScript {
-					want := st.resp2
-					if proto == 3 && st.resp3 != "" {
-						want = st.resp3
+				runScript(t, hashScript, proto, []string{"hash-max-listpack-entries", enc}, func(st scriptStep, have, want string) (string, string, bool) {
+					group, ok := hashUnordered[st.args[0]]
+					switch {
+					case !ok || enc != "0":
+						return have, want, false
+					case st.args[0] == "hscan":
+						return have, want, true // a large hash comes in batches: TestHscanLarge
+					case st.args[0] == "hrandfield" && len(st.args) > 3 && proto == 2:
+						group = 2
 					}
-					have := r.do(st.args...)
-					if group, ok := hashUnordered[st.args[0]]; ok && enc == "0" {
-						if st.args[0] == "hscan" {
-							continue // a large hash comes in batches: TestHscanLarge
-						}
-						if st.args[0] == "hrandfield" && len(st.args) > 3 && proto == 2 {
-							group = 2
-						}
-						have, want = unordered(have, group, false), unordered(want, group, false)
-					}
-					if have != want {
-						t.Errorf("step %d %q:\nhave %q\nwant %q", i, st.args, have, want)
-					}
-				}
+					return unordered(have, group, false), unordered(want, group, false), false
+				})
 			})
 		}
 	}

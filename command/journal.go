@@ -31,7 +31,8 @@ import (
 //     the record (Client.rawRecord), so a pipelined write is copied once.
 //     A command logged as sent that began without its key (it created it,
 //     or found it expired) gets a DEL before it, since nothing expires
-//     while the log replays (see Replay).
+//     while the log replays (see Replay); one with several keys (LMOVE)
+//     gets a DEL of each key that did not exist before it.
 //   - PersistTTL: for every key, only its deadline afterwards (PEXPIREAT,
 //     PERSIST or DEL): EXPIRE and friends, without re-logging a big value.
 //   - PersistCustom: the handler calls c.journalAppend itself (no command
@@ -374,9 +375,17 @@ func (c *Client) journalEffects(cmd *Command, args [][]byte) {
 		// it expired) replays after a DEL: nothing expires during the
 		// replay, so the key a deadline or the active expiry ended is
 		// still there, and ZADD would add to it (or ZREM fail on a
-		// string). Every such command has one key.
+		// string). A command of one key began without it when it moved
+		// the Fresh count; one of several (LMOVE) noted which of its keys
+		// were absent before it ran (noteAbsent).
 		if cmd.FirstKey > 0 && c.freshCount() != c.freshBefore {
-			c.journalAppend(bDEL, args[cmd.FirstKey])
+			if cmd.LastKey == cmd.FirstKey {
+				c.journalAppend(bDEL, args[cmd.FirstKey])
+			} else {
+				for _, i := range c.absentBefore {
+					c.journalAppend(bDEL, args[i])
+				}
+			}
 		}
 		c.journalArgs(args)
 		return
@@ -409,6 +418,20 @@ func (c *Client) journalEffects(cmd *Command, args [][]byte) {
 	if c.grouping {
 		c.grouping = false
 		c.endTxRecords()
+	}
+}
+
+// noteAbsent notes which keys of a multi-key command logged as sent are
+// absent (missing or expired) before it runs: their DELs precede its
+// record when it creates or reclaims keys. Requires the keys' shards held.
+func (c *Client) noteAbsent(cmd *Command, args [][]byte) {
+	c.absentBefore = c.absentBefore[:0]
+	idx := cmd.keyIndexes(args, c.keyBuf[:0])
+	c.keyBuf = idx
+	for _, i := range idx {
+		if c.eng.store.Peek(args[i], c.nowMs) == nil {
+			c.absentBefore = append(c.absentBefore, i)
+		}
 	}
 }
 

@@ -496,3 +496,51 @@ func TestExpireInTransaction(t *testing.T) {
 		5: {a("EXEC"), "*3\r\n:1\r\n:1234\r\n" + errReply(errExpireNXCompat)},
 	})
 }
+
+// TestWrongTypeEverywhere: every command of a family, sent to a key of
+// another kind, replies WRONGTYPE and leaves the key as it was.
+func TestWrongTypeEverywhere(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	keys := map[string][]string{ // kind: the command that makes key "k" of it
+		"string":    {"SET", "k", "v"},
+		"zset":      {"ZADD", "k", "1", "m"},
+		"hash":      {"HSET", "k", "f", "v"},
+		"list":      {"RPUSH", "k", "a", "b"},
+		"sllog":     {"SL.THROTTLE", "k", "3", "1000"},
+		"swcounter": {"SW.THROTTLE", "k", "3", "1000"},
+	}
+	families := map[string][][]string{ // kind: commands that read or write it
+		"string": {{"GET", "k"}, {"SET", "k", "v", "GET"}, {"GETSET", "k", "v"}, {"GETDEL", "k"}, {"GETEX", "k"}, {"INCR", "k"},
+			{"DECRBY", "k", "1"}, {"INCRBYFLOAT", "k", "1"}, {"APPEND", "k", "x"}, {"STRLEN", "k"}, {"GETRANGE", "k", "0", "1"},
+			{"SETRANGE", "k", "0", "x"}, {"CL.THROTTLE", "k", "1", "1", "1"}, {"CL.PEEK", "k", "1", "1", "1"}},
+		"zset": {{"ZADD", "k", "1", "m"}, {"ZINCRBY", "k", "1", "m"}, {"ZREM", "k", "m"}, {"ZCARD", "k"}, {"ZSCORE", "k", "m"},
+			{"ZMSCORE", "k", "m"}, {"ZRANK", "k", "m"}, {"ZRANGE", "k", "0", "-1"}, {"ZRANGEBYSCORE", "k", "0", "1"},
+			{"ZCOUNT", "k", "0", "1"}, {"ZREMRANGEBYRANK", "k", "0", "1"}, {"ZPOPMIN", "k"}, {"ZRANDMEMBER", "k"}, {"ZSCAN", "k", "0"}},
+		"hash": {{"HSET", "k", "f", "v"}, {"HMSET", "k", "f", "v"}, {"HSETNX", "k", "f", "v"}, {"HGET", "k", "f"}, {"HMGET", "k", "f"},
+			{"HGETALL", "k"}, {"HKEYS", "k"}, {"HVALS", "k"}, {"HDEL", "k", "f"}, {"HEXISTS", "k", "f"}, {"HLEN", "k"},
+			{"HSTRLEN", "k", "f"}, {"HINCRBY", "k", "f", "1"}, {"HINCRBYFLOAT", "k", "f", "1"}, {"HRANDFIELD", "k"},
+			{"HRANDFIELD", "k", "2", "WITHVALUES"}, {"HSCAN", "k", "0"}},
+		"list": {{"LPUSH", "k", "x"}, {"RPUSH", "k", "x"}, {"LPUSHX", "k", "x"}, {"RPUSHX", "k", "x"}, {"LPOP", "k"},
+			{"RPOP", "k", "2"}, {"LLEN", "k"}, {"LINDEX", "k", "0"}, {"LRANGE", "k", "0", "-1"}, {"LTRIM", "k", "0", "1"},
+			{"LSET", "k", "0", "x"}, {"LREM", "k", "0", "x"}, {"LINSERT", "k", "BEFORE", "a", "x"}, {"LPOS", "k", "a"},
+			{"LMOVE", "k", "k", "LEFT", "RIGHT"}, {"RPOPLPUSH", "k", "k"}},
+		"sllog":     {{"SL.THROTTLE", "k", "3", "1000"}},
+		"swcounter": {{"SW.THROTTLE", "k", "3", "1000"}},
+	}
+	for kind, create := range keys {
+		r.do("DEL", "k")
+		require.NotEqual(t, byte('-'), r.do(create...)[0], "%s", kind)
+		dump := r.do("DUMP", "k")
+		for family, cmds := range families {
+			if family == kind {
+				continue
+			}
+			for _, c := range cmds {
+				require.Equal(t, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", r.do(c...), "%q on a %s", c, kind)
+			}
+		}
+		require.Equal(t, "+"+kind+"\r\n", r.do("TYPE", "k"), kind)
+		require.Equal(t, dump, r.do("DUMP", "k"), "%s unchanged", kind)
+	}
+}

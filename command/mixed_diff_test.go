@@ -15,21 +15,22 @@ import (
 )
 
 // Differential test of the command families together: the string and key
-// commands of TestDiffRedis, the sorted-set commands of TestZsetDiffRedis
-// and the hash commands of TestHashDiffRedis on one keyspace, keys of one
-// family sometimes sent to another's (so WRONGTYPE, RENAME and DEL cross
-// types), random runs of them inside MULTI/EXEC or DISCARD, with WATCH, and
-// a second client that writes between WATCH and EXEC. Every reply, the
-// second client's included, must be byte-equal to redis-server's.
+// commands of TestDiffRedis, the sorted-set commands of TestZsetDiffRedis,
+// the hash commands of TestHashDiffRedis and the list commands of
+// TestListDiffRedis on one keyspace, keys of one family sometimes sent to
+// another's (so WRONGTYPE, RENAME and DEL cross types), random runs of them
+// inside MULTI/EXEC or DISCARD, with WATCH, and a second client that writes
+// between WATCH and EXEC. Every reply, the second client's included, must
+// be byte-equal to redis-server's.
 //
 //	RATEKV_REDIS_ADDR=127.0.0.1:6379 go test ./command/ -run TestMixedDiffRedis -v
 //
 // RATEKV_MDIFF_SEED replays a seed; the seed in use is logged. Without
 // RATEKV_REDIS_ADDR the test is skipped. The limits of the generators hold
-// here too (see diff_test.go, zset_diff_test.go and hash_diff_test.go):
-// INCRBYFLOAT only on its own key, lex ranges only on the key whose scores
-// are all 0, time compared within the time elapsed, hashes in the compact
-// encoding (Redis's default limits) so that both list fields in one order.
+// here too (see diff_test.go and the families' diff tests): INCRBYFLOAT
+// only on its own key, lex ranges only on the key whose scores are all 0,
+// time compared within the time elapsed, hashes in the compact encoding
+// (Redis's default limits) so that both list fields in one order.
 
 // mdiffSteps is how many random steps (a command, or a transaction) each
 // protocol gets; mdiffTime bounds each protocol's run.
@@ -50,7 +51,8 @@ func TestMixedDiffRedis(t *testing.T) {
 			g := &mixGen{rng: rng,
 				s: &cmdGen{rng: rng, nowS: start.Unix(), zset: true},
 				z: &zgen{rng: rng},
-				h: &hgen{rng: rng}}
+				h: &hgen{rng: rng},
+				l: &lgen{rng: rng}}
 			normalize := func(args []string, have, want string) (string, string) {
 				return mdiffNormalize(start, args, have, want)
 			}
@@ -93,6 +95,8 @@ func TestMixedDiffRedis(t *testing.T) {
 					da.check(a("ZRANGE", k, "0", "-1", "WITHSCORES"))
 				case "+hash\r\n":
 					da.check(a("HGETALL", k))
+				case "+list\r\n":
+					da.check(a("LRANGE", k, "0", "-1"))
 				default:
 					da.check(a("MGET", k))
 				}
@@ -103,26 +107,34 @@ func TestMixedDiffRedis(t *testing.T) {
 }
 
 // mdiffKeys are all the keys the mixed generator touches.
-var mdiffKeys = append(append([]string{"zk", "zk2", "zk3", "fresh"}, diffAllKeys...), "z1", "z2", "z3", "zl", "str", "nokey", "z", "h1", "h2", "h3")
+var mdiffKeys = append(append([]string{"zk", "zk2", "zk3", "fresh"}, diffAllKeys...), "z1", "z2", "z3", "zl", "str", "nokey", "z", "h1", "h2", "h3", "h", "l1", "l2", "l3")
 
 // mixGen draws commands from the string generator s, the sorted-set
-// generator z and the hash generator h, and transactions of them.
+// generator z, the hash generator h and the list generator l, and
+// transactions of them.
 type mixGen struct {
 	rng    *rand.Rand
 	s      *cmdGen
 	z      *zgen
 	h      *hgen
+	l      *lgen
 	queued [][]string // the commands of the open transaction redis-server queued
 }
 
 // next returns one command of any family; one in six has its key swapped
 // for one of another family's.
 func (g *mixGen) next() []string {
-	switch g.rng.IntN(3) {
+	switch g.rng.IntN(4) {
+	case 3:
+		args := g.l.next()
+		if len(args) > 1 && g.rng.IntN(6) == 0 {
+			args[1] = g.z.pick(g.s.key(), "z1", "h1")
+		}
+		return args
 	case 0:
 		args := g.s.next()
 		if len(args) > 1 && g.rng.IntN(6) == 0 && mdiffSwappable(args) {
-			args[1] = g.z.pick("z1", "z2", "z3", "str", "h1")
+			args[1] = g.z.pick("z1", "z2", "z3", "str", "h1", "l1")
 		}
 		return args
 	case 1:

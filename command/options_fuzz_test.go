@@ -392,3 +392,49 @@ func FuzzEvalArgs(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseLpos(f *testing.F) {
+	for _, s := range []string{"", "RANK 2", "rank -1 COUNT 0", "MAXLEN 3", "RANK 0", "COUNT -1", "MAXLEN x", "FOO", "RANK",
+		"rank -9223372036854775808", "count 1 count 2", "RANK 1\x00x 5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		args := append(bs("LPOS", "k", "e"), fuzzArgs(s)...)
+		o, msg := parseLpos(args)
+		// Model: option-value pairs, the first bad one reported; the last
+		// of each option wins.
+		want := lposOpts{rank: 1, count: -1}
+		wantMsg := ""
+	loop:
+		for j := 3; j < len(args); j += 2 {
+			opt := strings.ToLower(string(cstr(args[j])))
+			if j+1 >= len(args) || opt != "rank" && opt != "count" && opt != "maxlen" {
+				wantMsg = errSyntax
+				break
+			}
+			n, ok := redisnum.ParseInt(args[j+1])
+			switch {
+			case opt == "rank" && !ok:
+				wantMsg = errNotInt
+			case opt == "rank" && n == math.MinInt64:
+				wantMsg = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+			case opt == "rank" && n == 0:
+				wantMsg = errLposRank
+			case opt == "rank":
+				want.rank = n
+			case !ok || n < 0:
+				wantMsg = map[string]string{"count": errLposCount, "maxlen": errLposMaxlen}[opt]
+			case opt == "count":
+				want.count = n
+			default:
+				want.maxlen = n
+			}
+			if wantMsg != "" {
+				break loop
+			}
+		}
+		if msg != wantMsg || msg == "" && o != want {
+			t.Fatalf("%q: have %+v %q, want %+v %q", s, o, msg, want, wantMsg)
+		}
+	})
+}

@@ -142,6 +142,8 @@ func TestPersistRestartRestoresEveryWrite(t *testing.T) {
 		{"RESTORE", "sw", strconv.FormatInt(nowMs+90_000, 10), objectPayload(shards.KindSlidingWindow, sw), "ABSTTL"},
 		{"HSET", "h", "tokens", "9", "ts", "1795307408539"}, {"HINCRBY", "h", "tokens", "-1"},
 		{"HINCRBYFLOAT", "h", "f", "0.1"}, {"HINCRBYFLOAT", "h", "f", "0.2"}, {"HDEL", "h", "ts"}, {"PEXPIRE", "h", "60000"},
+		{"RPUSH", "l", "a", "b", "c", "1795307408539667"}, {"LPUSH", "l", "z"}, {"LTRIM", "l", "0", "3"}, {"LSET", "l", "0", "Z"},
+		{"LINSERT", "l", "BEFORE", "b", "a2"}, {"LREM", "l", "1", "a"}, {"LMOVE", "l", "l2", "RIGHT", "LEFT"}, {"RPOP", "l"},
 	} {
 		require.NoError(t, c.Do(ctx, cmd...).Err(), "step %d: %v", i, cmd)
 	}
@@ -151,7 +153,7 @@ func TestPersistRestartRestoresEveryWrite(t *testing.T) {
 	_, err := tx.Exec(ctx)
 	require.NoError(t, err)
 	want := state(t, c)
-	require.Len(t, want, 15)
+	require.Len(t, want, 17)
 
 	ps.stop()
 	ps = startPersistServer(t, dir, clock)
@@ -166,6 +168,7 @@ func TestPersistRestartRestoresEveryWrite(t *testing.T) {
 	require.NoError(t, c.Do(ctx, "CL.THROTTLEMS", "limitms", "10", "5", "60000").Err())
 	require.NoError(t, c.Del(ctx, "s").Err())
 	require.NoError(t, c.HSet(ctx, "h", "x", "1").Err())
+	require.NoError(t, c.RPopLPush(ctx, "l", "l2").Err())
 	want = state(t, c)
 	ps.stop()
 	ps = startPersistServer(t, dir, clock)
@@ -335,6 +338,11 @@ func TestDumpRestore(t *testing.T) {
 	require.Equal(t, "hash", c.Type(ctx, "h2").Val())
 	require.Equal(t, c.HGetAll(ctx, "h").Val(), c.HGetAll(ctx, "h2").Val())
 	require.Equal(t, c.HKeys(ctx, "h").Val(), c.HKeys(ctx, "h2").Val(), "in the same order")
+	require.NoError(t, c.RPush(ctx, "l", "a", "1795307408539667", "b").Err())
+	p = c.Dump(ctx, "l").Val()
+	require.Equal(t, "OK", c.Restore(ctx, "l2", 0, p).Val())
+	require.Equal(t, "list", c.Type(ctx, "l2").Val())
+	require.Equal(t, []string{"a", "1795307408539667", "b"}, c.LRange(ctx, "l2", 0, -1).Val())
 	_, err := c.Dump(ctx, "missing").Result()
 	require.ErrorIs(t, err, redis.Nil)
 	r := ts.raw(t)

@@ -239,6 +239,8 @@ func FuzzReplayRecords(f *testing.F) {
 	f.Add(seed(rec("CL.THROTTLEMS", "k", "5", "1000", "1"), rec("CL.THROTTLE", "k", "5", "1000000", "1"), rec("CL.THROTTLEMS", "k", "0", "1000001", "1")))
 	f.Add(seed(rec("HSET", "h", "a", "1", "b", "x"), rec("HINCRBY", "h", "a", "5"), rec("HINCRBYFLOAT", "h", "b", "1"), rec("HDEL", "h", "a", "b"), rec("HSETNX", "h", "c", "1")))
 	f.Add(seed(rec("SET", "h", "v"), rec("HSET", "h", "a", "1"), rec("HINCRBYFLOAT", "k", "f", "inf"), rec("HMSET", "k", "a")))
+	f.Add(seed(rec("RPUSH", "l", "a", "b", "c"), rec("LMOVE", "l", "m", "LEFT", "RIGHT"), rec("LTRIM", "l", "1", "0"), rec("LSET", "m", "-1", "x")))
+	f.Add(seed(rec("LPUSH", "l", "1"), rec("LINSERT", "l", "BEFORE", "1", "0"), rec("LREM", "l", "-1", "0"), rec("RPOPLPUSH", "l", "l"), rec("LPOP", "l", "9")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		clock := &fakeClock{}
 		clock.ns.Store(1_795_307_408_539_667_000)
@@ -529,4 +531,51 @@ func TestHashWritesReplay(t *testing.T) {
 	i := slices.Index(recs, multibulk("HSET", "exp", "b", "2"))
 	require.Positive(t, i)
 	require.Equal(t, multibulk("DEL", "exp"), recs[i-1], "the expired hash is deleted first")
+}
+
+// TestListWritesReplay: every list write is journaled as sent and replays
+// to the live state. LMOVE and RPOPLPUSH, of two keys, replay after a DEL
+// of each key they found missing or expired: a destination that expired
+// live but not in the replay is not pushed onto, a source that expired is
+// not popped from.
+func TestListWritesReplay(t *testing.T) {
+	steps := cmds(
+		[]string{"RPUSH", "l", "a", "b", "c", "d", "1795307408539667"},
+		[]string{"LPUSH", "l", "z"},
+		[]string{"LPUSHX", "l", "y"}, []string{"RPUSHX", "nope", "x"},
+		[]string{"LPOP", "l"}, []string{"RPOP", "l", "2"},
+		[]string{"LSET", "l", "1", "B"},
+		[]string{"LINSERT", "l", "AFTER", "B", "b2"},
+		[]string{"LREM", "l", "-1", "c"},
+		[]string{"LTRIM", "l", "0", "2"},
+		[]string{"LTRIM", "l", "0", "-1"}, // a change, though nothing goes
+		[]string{"RPUSH", "src", "1", "2", "3"},
+		[]string{"LMOVE", "src", "dst", "LEFT", "RIGHT"}, // dst created: a DEL before
+		[]string{"RPOPLPUSH", "src", "dst"},
+		[]string{"LMOVE", "dst", "dst", "LEFT", "RIGHT"},
+		[]string{"RPUSH", "old", "x"},
+		[]string{"PEXPIRE", "old", "1000"},
+		[]string{"RPUSH", "gone", "y"},
+		[]string{"PEXPIRE", "gone", "1000"},
+	)
+	steps = append(steps, replayStep{advance: 2 * time.Second})
+	steps = append(steps, cmds(
+		[]string{"LMOVE", "src", "old", "LEFT", "LEFT"},   // old expired: a fresh list
+		[]string{"RPOPLPUSH", "gone", "dst"},              // gone expired: nothing moves
+		[]string{"LMOVE", "dst", "dst2", "RIGHT", "LEFT"}, // both exist, or dst2 is new
+		[]string{"LPUSH", "gone", "again"},
+	)...)
+	long := []string{"RPUSH", "big"}
+	for i := 0; i < 3000; i++ {
+		long = append(long, strconv.Itoa(1795307408539667+i))
+	}
+	steps = append(steps, cmds(long, []string{"LTRIM", "big", "100", "-100"}, []string{"LINSERT", "big", "BEFORE", "1795307408540667", "x"},
+		[]string{"LREM", "big", "0", "1795307408540000"}, []string{"LSET", "big", "-1", "end"})...)
+	recs := checkReplay(t, steps)
+	i := slices.Index(recs, multibulk("LMOVE", "src", "old", "LEFT", "LEFT"))
+	require.Positive(t, i)
+	require.Equal(t, multibulk("DEL", "old"), recs[i-1], "the expired destination is deleted first")
+	i = slices.Index(recs, multibulk("RPOPLPUSH", "gone", "dst"))
+	require.Positive(t, i)
+	require.Equal(t, multibulk("DEL", "gone"), recs[i-1], "the expired source is deleted first: nothing moves")
 }

@@ -163,6 +163,22 @@ func TestCommandInfoAsRedis(t *testing.T) {
 		{"hincrbyfloat", 4, "write denyoom fast", 1, 1, 1, "write hash fast", ""},
 		{"hrandfield", -2, "readonly", 1, 1, 1, "read hash slow", "nondeterministic_output"},
 		{"hscan", -3, "readonly", 1, 1, 1, "read hash slow", "nondeterministic_output"},
+		{"lpush", -3, "write denyoom fast", 1, 1, 1, "write list fast", ""},
+		{"rpush", -3, "write denyoom fast", 1, 1, 1, "write list fast", ""},
+		{"lpushx", -3, "write denyoom fast", 1, 1, 1, "write list fast", ""},
+		{"rpushx", -3, "write denyoom fast", 1, 1, 1, "write list fast", ""},
+		{"lpop", -2, "write fast", 1, 1, 1, "write list fast", ""},
+		{"rpop", -2, "write fast", 1, 1, 1, "write list fast", ""},
+		{"llen", 2, "readonly fast", 1, 1, 1, "read list fast", ""},
+		{"lindex", 3, "readonly", 1, 1, 1, "read list slow", ""},
+		{"lrange", 4, "readonly", 1, 1, 1, "read list slow", ""},
+		{"ltrim", 4, "write", 1, 1, 1, "write list slow", ""},
+		{"lset", 4, "write denyoom", 1, 1, 1, "write list slow", ""},
+		{"lrem", 4, "write", 1, 1, 1, "write list slow", ""},
+		{"linsert", 5, "write denyoom", 1, 1, 1, "write list slow", ""},
+		{"lpos", -3, "readonly", 1, 1, 1, "read list slow", ""},
+		{"lmove", 5, "write denyoom", 1, 2, 1, "write list slow", ""},
+		{"rpoplpush", 3, "write denyoom", 1, 2, 1, "write list slow", ""},
 	} {
 		cmd := commands[tt.name]
 		require.NotNil(t, cmd, "step %d: %s", i, tt.name)

@@ -22,10 +22,7 @@ import (
 // conflicts, range bounds, emptied sets disappearing and WRONGTYPE. The
 // replies were recorded from Redis 7.0 and hold nothing where 7.0 and 7.2
 // differ (score formatting beyond 2^52, ZRANK WITHSCORE).
-var zsetScript = []struct {
-	args         []string
-	resp2, resp3 string // resp3 "" means the same as resp2
-}{
+var zsetScript = []scriptStep{
 	0:   {[]string{"del", "k"}, ":0\r\n", ""},
 	1:   {[]string{"zadd", "k", "nx", "xx", "1", "a"}, "-ERR XX and NX options at the same time are not compatible\r\n", ""},
 	2:   {[]string{"zadd", "k", "gt", "lt", "1", "a"}, "-ERR GT, LT, and/or NX options at the same time are not compatible\r\n", ""},
@@ -145,23 +142,10 @@ func TestZsetScript(t *testing.T) {
 	for _, enc := range []string{"128", "0"} {
 		for _, proto := range []int{2, 3} {
 			t.Run(fmt.Sprintf("entries=%s/RESP%d", enc, proto), func(t *testing.T) {
-				ts := newTestServer(t, "zset-max-listpack-entries", enc)
-				r := ts.raw(t)
-				if proto == 3 {
-					r.do("HELLO", "3")
-				}
-				for i, st := range zsetScript {
-					if enc == "0" && st.args[0] == "zscan" && st.args[2] != "0" {
-						continue // a dict's cursor: which members come depends on hashes
-					}
-					want := st.resp2
-					if proto == 3 && st.resp3 != "" {
-						want = st.resp3
-					}
-					if have := r.do(st.args...); have != want {
-						t.Errorf("step %d %q:\nhave %q\nwant %q", i, st.args, have, want)
-					}
-				}
+				runScript(t, zsetScript, proto, []string{"zset-max-listpack-entries", enc}, func(st scriptStep, have, want string) (string, string, bool) {
+					// A dict's cursor: which members come depends on hashes.
+					return have, want, enc == "0" && st.args[0] == "zscan" && st.args[2] != "0"
+				})
 			})
 		}
 	}

@@ -74,6 +74,7 @@ var Params = []Param{
 	{Name: "lfu-log-factor", Default: "10", Mutable: true, Usage: "the LFU policies' counter grows logarithmically: higher, more accesses to saturate it", Check: intRange(0, math.MaxInt32)},
 	{Name: "lfu-decay-time", Default: "1", Mutable: true, Usage: "minutes of idleness that take one off a key's LFU counter (0: never)", Check: intRange(0, math.MaxInt32)},
 	{Name: "maxmemory-eviction-tenacity", Default: "10", Mutable: true, Usage: "time one command may spend evicting before a background job goes on (0-100: 10 is 500 us, as in Redis)", Check: intRange(0, 100)},
+	{Name: "list-max-listpack-size", Alias: "list-max-ziplist-size", Default: "-2", Mutable: true, Usage: "the largest node of a list: negative -1 to -5 for 4, 8, 16, 32 or 64 KiB, positive for that many elements (a list of one node is compact)", Check: intRange(math.MinInt32, math.MaxInt32)},
 }
 
 // Lookup returns the parameter named name (case-insensitive).

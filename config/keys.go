@@ -109,6 +109,7 @@ var (
 	LFULogFactor              = IntKey{newKey("lfu-log-factor", kindInt)}
 	LFUDecayTime              = IntKey{newKey("lfu-decay-time", kindInt)}
 	MaxMemoryEvictionTenacity = IntKey{newKey("maxmemory-eviction-tenacity", kindInt)}
+	ListMaxListpackSize       = IntKey{newKey("list-max-listpack-size", kindInt)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the

@@ -181,8 +181,6 @@ var redisDirectives = map[string]directive{
 	"sanitize-dump-payload":         silent("RESTORE always checks a payload in full"),
 
 	// Memory and encodings.
-	"list-max-listpack-size":        silent(internals),
-	"list-max-ziplist-size":         silent(internals),
 	"list-max-ziplist-entries":      silent(internals),
 	"list-max-ziplist-value":        silent(internals),
 	"list-compress-depth":           silent(internals),

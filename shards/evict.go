@@ -11,7 +11,8 @@ import (
 //
 // The store counts its live bytes (Live): for every key its Entry, the
 // bytes of a key kept in the arena, and for a value kept by reference its
-// slot and the capacity of a long string. The counter changes with every
+// slot and the capacity of a long string or of a compact hash's or list's
+// bytes. The counter changes with every
 // key created or deleted and every long string written, so that a server
 // whose memory limit is read from the Go runtime every few milliseconds
 // also sees a burst of new keys between two readings. What it does not
@@ -55,6 +56,16 @@ func valueBytes(r refVal) int64 {
 		}
 	case *SlidingWindow:
 		n += int64(unsafe.Sizeof(*o))
+	case *hbig:
+		n += 32 + int64(cap(o.slots))*16 // the table's header and slots
+		for _, s := range o.slots {
+			n += int64(len(s)) // the slot's string (its size class not counted)
+		}
+	case *qlist:
+		n += 32 + int64(cap(o.nodes))*24
+		for _, nd := range o.nodes {
+			n += int64(cap(nd))
+		}
 	}
 	return n
 }

@@ -391,3 +391,64 @@ func TestEvictionPool(t *testing.T) {
 	_, _, ok := pl.Pop(nil)
 	require.False(t, ok)
 }
+
+// TestLiveBytesOfHashesAndLists: a compact hash's or list's bytes are its
+// reference's, counted in Live as they grow and shrink, leave it when it
+// converts to the large encoding and come back when a list shrinks to one
+// node; when a key goes, Live is back where it was and Dropped grows by
+// what the value held.
+func TestLiveBytesOfHashesAndLists(t *testing.T) {
+	defer SetHashLimits(512, 64)
+	defer SetListFill(-2)
+	SetHashLimits(16, 64)
+	SetListFill(-1) // 4 KiB nodes
+	s, clk := newStore(t, 1)
+	now := clk.ms()
+	s.LockAll()
+	defer s.UnlockAll()
+	compact := func(k string) int64 { return int64(cap(s.ref(s.Peek([]byte(k), now)).str)) }
+	base := s.Live()
+	e, _ := s.Put([]byte("h"), now)
+	h := s.NewHash([]byte("h"), e)
+	key := entryBytes + refBytes
+	for i := 0; i < 16; i++ {
+		h.Set([]byte(fmt.Sprint("f", i)), []byte("1795307408539"))
+		require.Equal(t, base+key+compact("h"), s.Live(), "field %d", i)
+	}
+	h.Set([]byte("f0"), []byte("a value longer than the one before"))
+	require.Equal(t, base+key+compact("h"), s.Live(), "a value grown in place")
+	h.Delete([]byte("f1"))
+	require.Equal(t, base+key+compact("h"), s.Live(), "a field deleted")
+	h.Set([]byte("f16"), []byte("1"))
+	h.Set([]byte("f17"), []byte("1")) // 17 fields: the table
+	require.Equal(t, "hashtable", h.Encoding())
+	require.Equal(t, base+key, s.Live(), "the table's bytes are the sampler's, as a sorted set's")
+
+	e, _ = s.Put([]byte("l"), now)
+	l := s.NewList([]byte("l"), e)
+	for i := 0; i < 100; i++ {
+		l.Push([]byte(fmt.Sprint(1795307408539667+i)), i%2 == 0)
+		require.Equal(t, base+2*key+compact("l"), s.Live(), "push %d", i)
+	}
+	l.Set(50, make([]byte, 300))
+	l.Insert([]byte("1795307408539667"), []byte("x"), true)
+	require.Equal(t, base+2*key+compact("l"), s.Live(), "set and insert")
+	for l.Encoding() == "listpack" {
+		l.Push(make([]byte, 100), false)
+	}
+	require.Equal(t, base+2*key, s.Live(), "a quicklist")
+	l.DeleteRange(0, l.Len()-2)
+	require.Equal(t, "listpack", l.Encoding())
+	require.Equal(t, base+2*key+compact("l"), s.Live(), "back to one small node")
+	l.Remove([]byte("nothing"), 0)
+	l.Remove(make([]byte, 100), 1)
+	require.Equal(t, base+2*key+compact("l"), s.Live(), "a remove")
+
+	dropped := s.Dropped()
+	held := valueBytes(*s.ref(s.Peek([]byte("h"), now)))
+	require.Greater(t, held, int64(16*20), "a table of 16 fields")
+	require.True(t, s.Delete([]byte("h"), now))
+	require.True(t, s.Delete([]byte("l"), now))
+	require.Equal(t, base, s.Live())
+	require.GreaterOrEqual(t, s.Dropped()-dropped, held)
+}

@@ -148,6 +148,7 @@ func (h Hash) Get(field []byte) (Elem, bool) {
 // Set sets field to value and reports whether the field is new.
 func (h Hash) Set(field, value []byte) (added bool) {
 	r := h.r()
+	defer h.account(cap(r.str))
 	if b, ok := r.obj.(*hbig); ok {
 		return hbigSet(b, field, value)
 	}
@@ -204,6 +205,7 @@ func probeElem(p *probe) Elem {
 // Delete removes field and reports whether it was there.
 func (h Hash) Delete(field []byte) bool {
 	r := h.r()
+	defer h.account(cap(r.str))
 	if b, ok := r.obj.(*hbig); ok {
 		_, i := b.find(field)
 		if i >= 0 {
@@ -226,7 +228,9 @@ func (h Hash) Delete(field []byte) bool {
 // would outgrow the compact one (Redis's hashTypeTryConversion).
 func (h Hash) Reserve(n int) {
 	if _, ok := h.r().obj.(*hbig); !ok && int64(n) > hashLimits.entries.Load() {
+		before := cap(h.r().str)
 		h.convert(n)
+		h.account(before)
 	}
 }
 

@@ -255,6 +255,7 @@ func (l List) Len() int {
 // Push adds an element at the head (front) or the tail.
 func (l List) Push(b []byte, front bool) {
 	v := l.view()
+	defer l.account(cap(v.r.str))
 	p := newProbe(b)
 	t := entrySize(p.size())
 	nodes := v.nodes()
@@ -339,6 +340,7 @@ func (l List) Index(i int) Elem {
 // Set replaces element i (0 <= i < Len).
 func (l List) Set(i int, b []byte) {
 	v := l.view()
+	defer l.account(cap(v.r.str))
 	nodes := v.nodes()
 	ni, idx := locate(nodes, v.len(), i)
 	p := newProbe(b)
@@ -351,6 +353,7 @@ func (l List) Set(i int, b []byte) {
 // element equal to pivot, and reports whether there was one.
 func (l List) Insert(pivot, b []byte, after bool) bool {
 	v := l.view()
+	defer l.account(cap(v.r.str))
 	nodes := v.nodes()
 	pp := newProbe(pivot)
 	for ni, nd := range nodes {
@@ -394,6 +397,7 @@ func (v *lview) split(ni int) {
 // start+count <= Len).
 func (l List) DeleteRange(start, count int) {
 	v := l.view()
+	defer l.account(cap(v.r.str))
 	n := v.len()
 	if count <= 0 {
 		return
@@ -425,6 +429,7 @@ func (l List) DeleteRange(start, count int) {
 // returns how many it deleted.
 func (l List) Remove(b []byte, count int) int {
 	v := l.view()
+	defer l.account(cap(v.r.str))
 	nodes, n := v.nodes(), v.len()
 	p := newProbe(b)
 	limit := count

@@ -452,14 +452,27 @@ func (s *Store) ref(e *Entry) *refVal {
 // index: the handle of the values that live in the slot itself (Hash,
 // List). It stays valid while the shard is locked and the key keeps its
 // value, even when the table grows and moves: slots keep their index.
+// live is the store's Live counter (nil for a value of no key), which
+// counts the capacity of the slot's bytes (see evict.go): a method that
+// may change it calls account.
 type slotRef struct {
 	refs *[]refVal
 	i    uint32
+	live *atomic.Int64
 }
 
 // slotOf returns the slot of a formRef entry.
 func (s *Store) slotOf(e *Entry) slotRef {
-	return slotRef{&s.shards[uint64(e.num)>>32].refs, uint32(e.num)}
+	sh := &s.shards[uint64(e.num)>>32]
+	return slotRef{&sh.refs, uint32(e.num), sh.live}
+}
+
+// account adds to Live the change of the slot's bytes' capacity since it
+// was before.
+func (h slotRef) account(before int) {
+	if d := cap(h.r().str) - before; d != 0 && h.live != nil {
+		h.live.Add(int64(d))
+	}
 }
 
 // newSlot makes e, the entry of key, of kind k with an empty value in its
@@ -472,7 +485,7 @@ func (s *Store) newSlot(key []byte, e *Entry, k Kind) slotRef {
 // looseSlot returns a slot of no key, for values being decoded.
 func looseSlot() slotRef {
 	refs := make([]refVal, 1)
-	return slotRef{&refs, 0}
+	return slotRef{&refs, 0, nil}
 }
 
 func (h slotRef) r() *refVal { return &(*h.refs)[h.i] }
