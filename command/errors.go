@@ -135,6 +135,28 @@ const (
 	errUnkillable         = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 	errBusyScript         = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 	errScriptKilled       = "ERR Script killed by user with SCRIPT KILL..."
+	errScriptCompile      = "ERR Error compiling script (new function): "
+	errScriptRunning      = "ERR Error running script %s, %.100s"
+	errShebangEngine      = "ERR Unexpected engine in script shebang: "
+	errShebangOption      = "ERR Unknown lua shebang option: "
+	errShebangFlag        = "ERR Unexpected flag in script shebang: "
+	// Raised inside a script (script_lua.c): the error handler or
+	// luaErrorTable adds the code and the location.
+	errLuaReadonly      = "Attempt to modify a readonly table"
+	errLuaNoGlobal      = "Script attempted to access nonexistent global variable '%s'"
+	errLuaStackLimit    = "ERR reached lua stack limit"
+	errLuaWrongArgs     = "wrong number of arguments"
+	errLuaWrongArgsType = "wrong number or type of arguments"
+	errLuaLogArgs       = "redis.log() requires two arguments or more."
+	errLuaLogLevelType  = "First argument must be a number (log level)."
+	errLuaLogLevel      = "Invalid debug level."
+	errLuaSetrespArgs   = "redis.setresp() requires one argument."
+	errLuaSetrespProto  = "RESP version must be 2 or 3."
+	errLuaSetReplArgs   = "redis.set_repl() requires two arguments."
+	errLuaSetReplFlags  = "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."
+	errLuaCallOutside   = "redis.call/pcall can only be called inside a script invocation"
+	errLuaCallNoArgs    = "Please specify at least one argument for this redis lib call"
+	errLuaCallArgType   = "Lua redis lib command arguments must be strings or integers"
 	// The reasons redis.call refuses a command: luaErrorTable gives them
 	// the ERR code.
 	errScriptUnknownCmd = "Unknown Redis command called from script"

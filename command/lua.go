@@ -119,7 +119,7 @@ func newLuaVM() *luaVM {
 
 	// The sandbox: read-only views of the globals and of every library.
 	readonly := L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Attempt to modify a readonly table")
+		L.RaiseError(errLuaReadonly)
 		return 0
 	})
 	view := func(t *lua.LTable) *lua.LTable {
@@ -145,7 +145,7 @@ func newLuaVM() *luaVM {
 	g.RawSetString("_G", vm.env)
 	missing := L.NewTable()
 	missing.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
+		L.RaiseError(errLuaNoGlobal, L.ToString(2))
 		return 0
 	}))
 	L.SetMetatable(g, missing)
@@ -341,7 +341,7 @@ func compileScript(body []byte) (*lua.FunctionProto, string) {
 			if line <= 0 {
 				line = strings.Count(string(body), "\n") + 1
 			}
-			return nil, fmt.Sprintf("%s:%d: %s near '%s'", luaSource, line, msg, tok)
+			return nil, fmt.Sprintf("%s:%d: %s near '%s'", luaSource, line, msg, tok) // Lua's luaX_syntaxerror
 		}
 		return nil, fmt.Sprintf("%s: %v", luaSource, err)
 	}
@@ -444,7 +444,7 @@ func luaErrorTable(L *lua.LState, msg string) *lua.LTable {
 
 func luaSha1hex(L *lua.LState) int {
 	if L.GetTop() != 1 {
-		return luaError(L, "wrong number of arguments", true)
+		return luaError(L, errLuaWrongArgs, true)
 	}
 	s, _ := luaBytes(L.Get(1))
 	L.Push(lua.LString(sha1hex(s)))
@@ -453,7 +453,7 @@ func luaSha1hex(L *lua.LState) int {
 
 func luaErrorReply(L *lua.LState) int {
 	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
-		return luaError(L, "wrong number or type of arguments", false)
+		return luaError(L, errLuaWrongArgsType, false)
 	}
 	msg := L.ToString(1)
 	if !strings.HasPrefix(msg, "-") {
@@ -464,7 +464,7 @@ func luaErrorReply(L *lua.LState) int {
 
 func luaStatusReply(L *lua.LState) int {
 	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
-		return luaError(L, "wrong number or type of arguments", false)
+		return luaError(L, errLuaWrongArgsType, false)
 	}
 	t := L.NewTable()
 	t.RawSetString("ok", L.Get(1))
@@ -475,7 +475,7 @@ func luaStatusReply(L *lua.LState) int {
 func (vm *luaVM) redisLog(L *lua.LState) int {
 	n := L.GetTop()
 	if n < 2 {
-		return luaError(L, "redis.log() requires two arguments or more.", true)
+		return luaError(L, errLuaLogArgs, true)
 	}
 	lv, ok := L.Get(1).(lua.LNumber)
 	if !ok {
@@ -485,11 +485,11 @@ func (vm *luaVM) redisLog(L *lua.LState) int {
 		}
 	}
 	if !ok {
-		return luaError(L, "First argument must be a number (log level).", true)
+		return luaError(L, errLuaLogLevelType, true)
 	}
 	level := int(lv)
 	if level < 0 || level > 3 {
-		return luaError(L, "Invalid debug level.", true)
+		return luaError(L, errLuaLogLevel, true)
 	}
 	var b strings.Builder
 	for i := 2; i <= n; i++ {
@@ -508,11 +508,11 @@ func (vm *luaVM) redisLog(L *lua.LState) int {
 
 func (vm *luaVM) setResp(L *lua.LState) int {
 	if L.GetTop() != 1 {
-		return luaError(L, "redis.setresp() requires one argument.", true)
+		return luaError(L, errLuaSetrespArgs, true)
 	}
 	n, _ := luaNumber(L.Get(1))
 	if n != 2 && n != 3 {
-		return luaError(L, "RESP version must be 2 or 3.", true)
+		return luaError(L, errLuaSetrespProto, true)
 	}
 	if r := vm.run; r != nil {
 		r.setProto(int(n))
@@ -522,11 +522,11 @@ func (vm *luaVM) setResp(L *lua.LState) int {
 
 func (vm *luaVM) setRepl(L *lua.LState) int {
 	if L.GetTop() != 1 {
-		return luaError(L, "redis.set_repl() requires two arguments.", true)
+		return luaError(L, errLuaSetReplArgs, true)
 	}
 	n, _ := luaNumber(L.Get(1))
 	if int(n)&^3 != 0 {
-		return luaError(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.", true)
+		return luaError(L, errLuaSetReplFlags, true)
 	}
 	return 0 // effects are always journaled: the flags are accepted and have no effect
 }
@@ -559,11 +559,11 @@ func luaBytes(v lua.LValue) ([]byte, bool) {
 func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 	r := vm.run
 	if r == nil {
-		return luaError(L, "redis.call/pcall can only be called inside a script invocation", true)
+		return luaError(L, errLuaCallOutside, true)
 	}
 	n := L.GetTop()
 	if n == 0 {
-		return luaError(L, "Please specify at least one argument for this redis lib call", raise)
+		return luaError(L, errLuaCallNoArgs, raise)
 	}
 	// Arguments: strings as they are, numbers as "%.17g" (Lua's own
 	// format would lose precision); anything else is refused.
@@ -576,7 +576,7 @@ func (vm *luaVM) redisCall(L *lua.LState, raise bool) int {
 			buf = strconv.AppendFloat(buf, float64(v), 'g', 17, 64)
 		default:
 			L.SetTop(0)
-			return luaError(L, "Lua redis lib command arguments must be strings or integers", raise)
+			return luaError(L, errLuaCallArgType, raise)
 		}
 		offs = append(offs, len(buf))
 	}
@@ -714,7 +714,7 @@ func readLua(L *lua.LState, rd *resp.ReplyReader, it resp.Item) lua.LValue {
 // with redis.setresp (booleans depend on it).
 func writeLuaReply(c *Client, v lua.LValue, scriptProto, depth int) {
 	if depth > luaReplyDepth {
-		c.WriteError("ERR reached lua stack limit")
+		c.WriteError(errLuaStackLimit)
 		return
 	}
 	switch v := v.(type) {

@@ -99,7 +99,6 @@ type script struct {
 	proto   *lua.FunctionProto
 	shebang bool // declared with #!lua: its flags apply (else Redis's compatibility mode)
 	flags   int
-	size    int // bytes of its body
 }
 
 // scripting is the engine's scripting state; Engine.watchScripting sets
@@ -125,7 +124,8 @@ type scripting struct {
 // libraries (measured: see TestLuaVMSize); gopher-lua keeps no count.
 const luaVMBytes = 150 << 10
 
-// watchScripting keeps busy-reply-threshold's hot-path copy current.
+// watchScripting sets up the scripting state and keeps the hot-path
+// copies of busy-reply-threshold and lua-native-scripts current.
 func (e *Engine) watchScripting() {
 	e.scripts.vms = make(chan *luaVM, maxIdleVMs)
 	e.watchNative()
@@ -148,7 +148,7 @@ func (e *Engine) loadScript(body []byte) (s *script, msg string) {
 	if s := e.lookupScript(sha); s != nil {
 		return s, ""
 	}
-	s = &script{sha: sha, size: len(body)}
+	s = &script{sha: sha}
 	src := body
 	if len(body) >= 2 && body[0] == '#' && body[1] == '!' {
 		var msg string
@@ -163,7 +163,7 @@ func (e *Engine) loadScript(body []byte) (s *script, msg string) {
 	}
 	proto, cerr := compileScript(src)
 	if cerr != "" {
-		return nil, "ERR Error compiling script (new function): " + cerr
+		return nil, errScriptCompile + cerr
 	}
 	s.proto = proto
 	e.scripts.mu.Lock()
@@ -190,12 +190,12 @@ func parseShebang(body []byte) (flags int, msg string) {
 		return 0, errShebangInvalid
 	}
 	if parts[0] != "#!lua" {
-		return 0, "ERR Unexpected engine in script shebang: " + parts[0]
+		return 0, errShebangEngine + parts[0]
 	}
 	for _, p := range parts[1:] {
 		list, ok := strings.CutPrefix(p, "flags=")
 		if !ok {
-			return 0, "ERR Unknown lua shebang option: " + p
+			return 0, errShebangOption + p
 		}
 		if list == "" {
 			continue
@@ -203,7 +203,7 @@ func parseShebang(body []byte) (flags int, msg string) {
 		for _, f := range strings.Split(list, ",") {
 			bit, known := scriptFlagNames[f]
 			if !known {
-				return 0, "ERR Unexpected flag in script shebang: " + f
+				return 0, errShebangFlag + f
 			}
 			flags |= bit
 		}
@@ -348,7 +348,7 @@ func (c *Client) eval(args [][]byte, bySHA, ro bool) {
 			if msg == errBgsaveDisk {
 				c.WriteError(errScriptBgsaveDisk)
 			} else {
-				c.WriteError(errScriptAOFDisk + strings.TrimPrefix(msg, "MISCONF Errors writing to the AOF file: "))
+				c.WriteError(errScriptAOFDisk + strings.TrimPrefix(msg, strings.TrimSuffix(errReadOnlyDisk, "%s")))
 			}
 			return
 		}
@@ -467,7 +467,7 @@ func (c *Client) writeRunError(sha string, err error) {
 	}
 	t, ok := obj.(*lua.LTable)
 	if !ok {
-		c.WriteError(sprintf("ERR Error running script %s, %.100s", sha, luaToString(obj)))
+		c.WriteError(sprintf(errScriptRunning, sha, luaToString(obj)))
 		return
 	}
 	msg, _ := luaBytes(t.RawGetString("err"))

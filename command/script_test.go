@@ -1,6 +1,7 @@
 package command
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -661,4 +662,26 @@ func TestScriptFlushallRunsAgainWholeKeyspace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), v)
 	require.Equal(t, before+1, ts.srv.scripts.reruns.Load())
+}
+
+// brokenJournal is a journal whose disk has failed: writes are refused
+// with MISCONF.
+type brokenJournal struct{ recordingJournal }
+
+func (j *brokenJournal) Err() error { return errors.New("No space left on device") }
+
+// TestScriptDiskFailure: while the disk fails, a script's write command
+// fails with MISCONF (the script's other work stands), a script declared
+// with write flags is refused before it runs, with Redis's texts, and
+// read-only scripts run.
+func TestScriptDiskFailure(t *testing.T) {
+	ts := newJournaledServer(t, &brokenJournal{})
+	r := ts.raw(t)
+	sha := sha1hex([]byte("return redis.call('set', KEYS[1], 'v')"))
+	require.Equal(t, "-MISCONF Errors writing to the AOF file: No space left on device script: "+sha+", on @user_script:1.\r\n",
+		r.do("EVAL", "return redis.call('set', KEYS[1], 'v')", "1", "k"))
+	require.Equal(t, "-"+errScriptAOFDisk+"No space left on device\r\n", r.do("EVAL", "#!lua\nreturn 1", "0"))
+	require.Equal(t, ":1\r\n", r.do("EVAL", "#!lua flags=no-writes\nreturn 1", "0"))
+	require.Equal(t, "$-1\r\n", r.do("EVAL", "return redis.call('get', KEYS[1])", "1", "k"))
+	require.Equal(t, "*2\r\n$4\r\nMISC\r\n$4\r\nMISC\r\n", r.do("EVAL", "local e = redis.pcall('incr', KEYS[1]) return {string.sub(e.err, 1, 4), string.sub(redis.pcall('del', KEYS[1])['err'], 1, 4)}", "1", "k"))
 }
