@@ -21,8 +21,8 @@ import (
 // and the no-expiry limiter), RateLimiterRedisNonAtomic and
 // BurstyRateLimiter, and prints one JSON line per step.
 
-// nodeStep is one line of the script's output.
-type nodeStep struct {
+// clientStep is one JSON line of a client script's output.
+type clientStep struct {
 	Client string          `json:"client"`
 	Step   string          `json:"step"`
 	V      json.RawMessage `json:"v"`
@@ -30,7 +30,7 @@ type nodeStep struct {
 
 // runNodeScript runs a script of clients/node against addr, calling
 // advance (and then answering) each time the script prints "advance".
-func runNodeScript(t *testing.T, script, addr string, advance func(), args ...string) []nodeStep {
+func runNodeScript(t *testing.T, script, addr string, advance func(), args ...string) []clientStep {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -41,9 +41,16 @@ func runNodeScript(t *testing.T, script, addr string, advance func(), args ...st
 	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
 		t.Skip("clients/node/node_modules missing (npm ci in clients/node)")
 	}
+	return runClientScript(t, dir, advance, node, append([]string{script, addr}, args...)...)
+}
+
+// runClientScript runs prog with args in dir and returns the JSON lines it
+// prints, calling advance (and then answering) at each "advance" line.
+func runClientScript(t *testing.T, dir string, advance func(), prog string, args ...string) []clientStep {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{script, addr}, args...)...)
+	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = dir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -52,7 +59,7 @@ func runNodeScript(t *testing.T, script, addr string, advance func(), args ...st
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	var steps []nodeStep
+	var steps []clientStep
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		line := sc.Text()
@@ -62,7 +69,7 @@ func runNodeScript(t *testing.T, script, addr string, advance func(), args ...st
 			require.NoError(t, err)
 			continue
 		}
-		var s nodeStep
+		var s clientStep
 		require.NoError(t, json.Unmarshal([]byte(line), &s), "line %q", line)
 		steps = append(steps, s)
 	}
