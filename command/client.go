@@ -82,11 +82,15 @@ type Client struct {
 	Journaled Mark
 	// The journal the running write command loaded (nil: it logs nothing;
 	// see call), and reusable buffers for building records.
-	jcur      *JournalRef
-	recBuf    []byte
-	valBuf    []byte
-	replaying bool // replaying the log at start-up: journal nothing
-	grouping  bool // collecting a multi-key command's records into one append (journalEffects)
+	jcur   *JournalRef
+	recBuf []byte
+	// effectBuf and effectArgs hold a native script's write command
+	// (script_native.go), reused so that the native path does not allocate.
+	effectBuf  []byte
+	effectArgs [][]byte
+	valBuf     []byte
+	replaying  bool // replaying the log at start-up: journal nothing
+	grouping   bool // collecting a multi-key command's records into one append (journalEffects)
 	// req is the request being run as it arrived, when it arrived as a
 	// RESP array; nil otherwise. See rawRecord.
 	req []byte

@@ -141,6 +141,24 @@ func (e *Engine) lookupScript(sha string) *script {
 	return e.scripts.cache[sha]
 }
 
+// lookupSHA is lookupScript of a client's SHA1 in any case, without
+// allocating: a SHA1 is 40 characters, anything else is not cached.
+func (e *Engine) lookupSHA(sha []byte) *script {
+	if len(sha) != 40 {
+		return nil
+	}
+	var lower [40]byte
+	for i, b := range sha {
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		lower[i] = b
+	}
+	e.scripts.mu.RLock()
+	defer e.scripts.mu.RUnlock()
+	return e.scripts.cache[string(lower[:])]
+}
+
 // loadScript returns the cached script of body, compiling and caching it
 // first when needed; msg is the error to reply when it does not compile.
 func (e *Engine) loadScript(body []byte) (s *script, msg string) {
@@ -332,7 +350,7 @@ func (c *Client) eval(args [][]byte, bySHA, ro bool) {
 	}
 	var s *script
 	if bySHA {
-		if s = eng.lookupScript(strings.ToLower(string(args[1]))); s == nil {
+		if s = eng.lookupSHA(args[1]); s == nil {
 			c.WriteError(errNoScript)
 			return
 		}
@@ -514,7 +532,7 @@ func cmdScriptLoad(c *Client, args [][]byte) {
 func cmdScriptExists(c *Client, args [][]byte) {
 	c.WriteArray(len(args) - 2)
 	for _, sha := range args[2:] {
-		if c.eng.lookupScript(strings.ToLower(string(sha))) != nil {
+		if c.eng.lookupSHA(sha) != nil {
 			c.WriteInt(1)
 		} else {
 			c.WriteInt(0)

@@ -200,11 +200,12 @@ func (c *Client) setRateTAT(key []byte, newTat, resetAfter float64) bool {
 	if c.diskError() != "" {
 		return false
 	}
-	var buf [64]byte
-	num := strconv.AppendFloat(buf[:0], newTat, 'g', 17, 64)
+	num := strconv.AppendFloat(c.effectBuf[:0], newTat, 'g', 17, 64)
 	ex := len(num)
 	num = strconv.AppendFloat(num, math.Ceil(resetAfter), 'g', 17, 64)
-	c.runEffect(bSET, key, num[:ex], bEX, num[ex:])
+	c.effectBuf = num
+	c.effectArgs = append(c.effectArgs[:0], bSET, key, num[:ex], bEX, num[ex:])
+	c.runEffect(c.effectArgs)
 	return true
 }
 
@@ -217,7 +218,7 @@ var (
 // redis.call would: through the command table, its shards held, its
 // reply dropped, its effects journaled alone or in the transaction that
 // runs it.
-func (c *Client) runEffect(args ...[]byte) {
+func (c *Client) runEffect(args [][]byte) {
 	wasInExec, req := c.inExec, c.req
 	c.inExec, c.req = true, nil
 	mark := len(c.Out)

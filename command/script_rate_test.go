@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -373,4 +374,30 @@ func TestNativeScriptsMatchInterpreter(t *testing.T) {
 	runs := native.srv.scripts.nativeRuns.Load() - before
 	t.Logf("%d calls ran natively", runs)
 	require.Greater(t, runs, int64(600))
+}
+
+// TestNativeScriptAllocs: redis_rate's scripts, run natively by EVALSHA,
+// allocate nothing, allowed or limited, with the SHA1 in either case.
+func TestNativeScriptAllocs(t *testing.T) {
+	ts := newTestServer(t)
+	c := newDirectConn(t, ts)
+	for _, body := range []string{redisRateScript, redisRateAtMostScript} {
+		s, msg := ts.srv.loadScript([]byte(body))
+		require.Empty(t, msg)
+		for i, args := range [][]string{
+			a("EVALSHA", s.sha, "1", "rate:a", "1000000", "1000000", "1", "1"),
+			a("EVALSHA", strings.ToUpper(s.sha), "1", "rate:l", "0", "1", "1", "1"),
+		} {
+			argv := bs(args...)
+			directDo(c, argv...)
+			before := ts.srv.scripts.nativeRuns.Load()
+			allocs := testing.AllocsPerRun(200, func() {
+				if out := directDo(c, argv...); len(out) < 4 || string(out[:4]) != "*4\r\n" {
+					t.Fatalf("case %d: %q: have %q", i, args, out)
+				}
+			})
+			require.Greater(t, ts.srv.scripts.nativeRuns.Load(), before, "case %d ran natively", i)
+			require.Zero(t, allocs, "case %d: %q: allocations per call", i, args)
+		}
+	}
 }
