@@ -10,11 +10,17 @@
 #
 # Usage: bench/ab.sh A B      e.g. bench/ab.sh 2d00ae5 HEAD
 #
+# A and B may be the same revision with different flags, to measure what a
+# setting costs: ARGS_B="--cluster-enabled yes" bench/ab.sh HEAD HEAD.
+#
 # Environment (defaults in brackets):
 #   WORKLOADS ["set throttle_cell"]  loadgen workloads
 #   PIPELINES ["32"]   ROUNDS [5]   DURATION [5s]   WARMUP [1s]
 #   CONNS [50]   KEYS [100000]   SERVER_CORE [0]   CLIENT_CORE [1]
-#   ARGS ["--save '' --appendonly no"]  extra ratekv flags
+#   ARGS ["--save '' --appendonly no"]  extra ratekv flags, both sides
+#   ARGS_A [""]  ARGS_B [""]  extra flags of one side only
+#   LOADGEN_A [""]  LOADGEN_B [""]  extra load generator flags of one side
+#                  (e.g. -user app -pass pw, for an ACL user's cost)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,7 +36,13 @@ KEYS=${KEYS:-100000}
 SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
 ARGS=${ARGS:-"--save '' --appendonly no"}
+ARGS_A=${ARGS_A:-}
+ARGS_B=${ARGS_B:-}
 eval "EXTRA=($ARGS)"
+eval "EXTRA_A=($ARGS_A)"
+eval "EXTRA_B=($ARGS_B)"
+eval "LG_A=(${LOADGEN_A:-})"
+eval "LG_B=(${LOADGEN_B:-})"
 LOG_PREFIX=ab
 SERVERS=""
 # shellcheck source=bench/lib.sh
@@ -49,11 +61,12 @@ build "$REV_B" ratekv-b
 
 # run BIN WORKLOAD PIPELINE: ops/s of one run on a fresh server.
 run() {
-	local port
+	local port side lg
+	if [[ $1 == ratekv-a ]]; then side=("${EXTRA_A[@]}") lg=("${LG_A[@]}"); else side=("${EXTRA_B[@]}") lg=("${LG_B[@]}"); fi
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	DATA_DIR=$(mktemp -d "$TMP/data.XXXXXX")
 	GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/$1" --bind 127.0.0.1 --port "$port" --dir "$DATA_DIR" \
-		"${EXTRA[@]}" --loglevel warning >"$TMP/server.log" 2>&1 &
+		"${EXTRA[@]}" "${side[@]}" --loglevel warning >"$TMP/server.log" 2>&1 &
 	SERVER_PID=$!
 	for _ in $(seq 100); do
 		redis-cli -p "$port" ping >/dev/null 2>&1 && break
@@ -61,13 +74,13 @@ run() {
 	done
 	local json
 	json=$(GOMAXPROCS=1 timeout 120 "${PIN_CLIENT[@]}" "$TMP/loadgen" -addr "127.0.0.1:$port" -workload "$2" \
-		-pipeline "$3" -duration "$DURATION" -warmup "$WARMUP" -conns "$CONNS" -keys "$KEYS" -json 2>/dev/null | head -n 1)
+		-pipeline "$3" -duration "$DURATION" -warmup "$WARMUP" -conns "$CONNS" -keys "$KEYS" "${lg[@]}" -json 2>/dev/null | head -n 1)
 	stop_server
 	python3 -c 'import json,sys; print(round(json.loads(sys.argv[1])["ops_per_sec"]))' "$json" 2>/dev/null || echo 0
 }
 
 declare -A ratios
-echo "A = $REV_A ($(git -C "$ROOT" rev-parse --short "$REV_A")), B = $REV_B ($(git -C "$ROOT" rev-parse --short "$REV_B")); $ROUNDS rounds of $DURATION, $CONNS conns, $KEYS keys, ratekv $ARGS"
+echo "A = $REV_A ($(git -C "$ROOT" rev-parse --short "$REV_A")), B = $REV_B ($(git -C "$ROOT" rev-parse --short "$REV_B")); $ROUNDS rounds of $DURATION, $CONNS conns, $KEYS keys, ratekv $ARGS; A: ${ARGS_A:-(no more)}; B: ${ARGS_B:-(no more)}"
 echo
 echo "| workload | pipeline | round | A ops/s | B ops/s | B/A |"
 echo "|---|---:|---:|---:|---:|---:|"

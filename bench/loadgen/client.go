@@ -14,6 +14,10 @@ type client struct {
 	r, w int // unread bytes are buf[r:w]
 }
 
+// dialAuth is the AUTH command every new connection sends first (-user,
+// -pass), or nil.
+var dialAuth []string
+
 func dial(addr string, timeout time.Duration) (*client, error) {
 	conn, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
@@ -22,7 +26,14 @@ func dial(addr string, timeout time.Duration) (*client, error) {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true) // the default, made explicit
 	}
-	return &client{conn: conn, buf: make([]byte, 16<<10)}, nil
+	c := &client{conn: conn, buf: make([]byte, 16<<10)}
+	if dialAuth != nil {
+		if _, err := c.do(dialAuth...); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 func (c *client) Close() error { return c.conn.Close() }

@@ -157,6 +157,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&cfg.max, "max", 100, "sl_throttle, sw_throttle, sl_lua: max calls per window (zset_recipe: count above which a call is \"limited\")")
 	fs.Int64Var(&cfg.window, "window", 60000, "sl_throttle, sw_throttle, sl_lua, zset_recipe: window in milliseconds")
 	fs.BoolVar(&cfg.recipeRange, "recipe-range", false, "zset_recipe: read the log with ZRANGE key 0 -1 WITHSCORES instead of ZCARD")
+	user := fs.String("user", "", "AUTH as this ACL `user` on every connection (with -pass)")
+	pass := fs.String("pass", "", "AUTH with this `password` on every connection")
 	list := fs.Bool("list", false, "list workloads and exit")
 	freePort := fs.Bool("free-port", false, "print a free TCP port on 127.0.0.1 and exit")
 	fill := fs.String("fill", "", "write -keys keys of state of this `kind` (gcra_cell, gcra_lua, zset, sl; see fill.go), at most -duration, print a JSON line and exit")
@@ -168,6 +170,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "loadgen: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	switch {
+	case *user != "":
+		dialAuth = []string{"AUTH", *user, *pass}
+	case *pass != "":
+		dialAuth = []string{"AUTH", *pass}
 	}
 	if *list {
 		for _, name := range workloadNames() {
