@@ -270,30 +270,43 @@ func (pl *EvictionPool) Pop(buf []byte) (shard int, key []byte, ok bool) {
 // PoolFill samples samples keys of shard i that the pooled policy p may
 // take into pool, and reports false when the shard has none. A key whose
 // deadline has passed scores best. Requires shard i held.
+//
+// The samples are consecutive entries from a random one, as Redis's
+// dictGetSomeKeys takes consecutive buckets: a few cache lines instead of
+// a miss per sample. Entry ids follow no order of access, so neighbours
+// are as good a sample as any.
 func (s *Store) PoolFill(pool *EvictionPool, i int, p EvictPolicy, samples int, nowMs int64) bool {
 	if !s.Candidates(i, p) {
 		return false
 	}
 	sh := &s.shards[i]
 	vol := p.volatileOnly()
+	samples = max(samples, 1)
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
-	found := false
-	for range max(samples, 1) {
-		e := sh.probe(rand.Uint32N(sh.nextID), vol, evictProbe)
-		if e == nil {
-			continue
+	n := sh.nextID
+	id := rand.Uint32N(n)
+	taken := 0
+	for range min(evictProbe*samples, int(n)) {
+		if e := sh.entry(id); e.used() && (!vol || e.expireAt != 0) {
+			pool.insert(s.score(e, p, nowMs), i, sh.keyOf(e))
+			if taken++; taken == samples {
+				break
+			}
 		}
-		found = true
+		if id++; id == n {
+			id = 0
+		}
+	}
+	if taken == 0 {
+		// A sparse shard: the scan fell on free slots only.
+		e := sh.sample(vol)
+		if e == nil {
+			return false
+		}
 		pool.insert(s.score(e, p, nowMs), i, sh.keyOf(e))
 	}
-	if !found {
-		if e := sh.sample(vol); e != nil {
-			found = true
-			pool.insert(s.score(e, p, nowMs), i, sh.keyOf(e))
-		}
-	}
-	return found
+	return true
 }
 
 // score is how good a candidate e is for p at nowMs: higher goes first.
