@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -400,4 +401,14 @@ func TestNativeScriptAllocs(t *testing.T) {
 			require.Zero(t, allocs, "case %d: %q: allocations per call", i, args)
 		}
 	}
+}
+
+// TestBenchScriptIsRedisRate: bench/redis_rate.lua, which the load
+// generator sends to both servers (-script), is redis_rate's allowN script
+// byte for byte, so that ratekv runs it natively there.
+func TestBenchScriptIsRedisRate(t *testing.T) {
+	body, err := os.ReadFile("../bench/redis_rate.lua")
+	require.NoError(t, err)
+	require.Equal(t, redisRateAllowN, sha1hex(body))
+	require.Equal(t, redisRateScript, string(body))
 }
