@@ -31,6 +31,7 @@ import (
 
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/internal/redisnum"
+	"github.com/ratekv/ratekv/shards"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -220,6 +221,11 @@ type scriptRun struct {
 	readOnly bool  // EVAL_RO, or a no-writes script: write commands are refused
 	start    int64 // store clock when it started (Unix ns)
 	proto    int   // redis.setresp's protocol
+	// In cluster mode, the slot the script's keys are in (-1: none yet),
+	// unless anySlot (no shebang, or allow-cross-slot-keys): see
+	// checkSlots.
+	slot    int
+	anySlot bool
 
 	mu     sync.Mutex // guards wrote, done and the kill
 	wrote  bool       // it ran a write command: SCRIPT KILL refuses
@@ -286,6 +292,11 @@ func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
 			return 0, "-" + msg
 		}
 	}
+	if c.eng.cluster {
+		if msg := r.checkSlots(target, args); msg != "" {
+			return 0, msg
+		}
+	}
 	if !c.heldAll && !r.lockKeys(target, args) {
 		return 0, "-" + errScriptKilled // the run is aborted: this error is never seen
 	}
@@ -308,6 +319,27 @@ func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
 		return 0, sprintf(errPanic, target.Name)
 	}
 	return mark, ""
+}
+
+// checkSlots applies Redis Cluster's rules to a command a script calls
+// (scriptVerifyClusterState in Redis's script.c): its own keys must share
+// a slot, and, for a script with a shebang and without
+// allow-cross-slot-keys, the slot of the keys it declared or first
+// touched.
+func (r *scriptRun) checkSlots(cmd *Command, args [][]byte) string {
+	c := r.c
+	c.keyBuf = cmd.keyIndexes(args, c.keyBuf[:0])
+	slot := keysCrossSlot(args, c.keyBuf, -1)
+	switch {
+	case slot == -2:
+		return errScriptNonLocalKey
+	case slot < 0 || r.anySlot:
+	case r.slot < 0:
+		r.slot = slot
+	case r.slot != slot:
+		return errScriptCrossSlot
+	}
+	return ""
 }
 
 // EVAL script numkeys [key ...] [arg ...], and EVALSHA sha1 numkeys ...;
@@ -342,6 +374,10 @@ func (c *Client) eval(args [][]byte, bySHA, ro bool) {
 			c.WriteError(msg)
 			return
 		}
+	}
+	if s.shebang && s.flags&scriptNoCluster != 0 && eng.cluster {
+		c.WriteError(errScriptNoCluster)
+		return
 	}
 	if s.shebang && s.flags&scriptNoWrites == 0 {
 		if msg := c.diskError(); msg != "" {
@@ -379,7 +415,11 @@ func (c *Client) runScript(s *script, keys, argv [][]byte, readOnly bool) {
 	var r *scriptRun
 	var err error
 	for {
-		r = &scriptRun{c: c, vm: vm, sha: s.sha, readOnly: readOnly, start: start, proto: 2}
+		r = &scriptRun{c: c, vm: vm, sha: s.sha, readOnly: readOnly, start: start, proto: 2, slot: -1,
+			anySlot: !s.shebang || s.flags&scriptAllowCrossSlot != 0}
+		if len(keys) > 0 && eng.cluster {
+			r.slot = int(shards.KeySlot(keys[0]))
+		}
 		vm.run = r
 		vm.globals.RawSetString("KEYS", luaArray(L, keys))
 		vm.globals.RawSetString("ARGV", luaArray(L, argv))

@@ -26,6 +26,11 @@ const (
 	FlagNoScript                    // refused inside a script (redis.call), as Redis's noscript
 	FlagAllowBusy                   // runs while a script is busy (past busy-reply-threshold) instead of getting BUSY, as Redis's allow_busy
 	FlagScript                      // runs a script, which may touch keys it did not declare: EXEC locks every shard for it
+
+	// flagSlots is set by register on the commands that can name keys of
+	// several hash slots (a key range, movable keys, EXEC): cluster mode
+	// checks them for CROSSSLOT (cluster.go).
+	flagSlots
 )
 
 var flagNames = []struct {
@@ -94,6 +99,7 @@ func register(cmds ...*Command) {
 		if c.Step == 0 && c.FirstKey > 0 {
 			c.Step = 1
 		}
+		markSlotChecked(c)
 		commands[c.Name] = c
 	}
 }
