@@ -384,3 +384,69 @@ func sortedArray(reply string) string {
 	sort.Strings(items)
 	return m[0] + strings.Join(items, "")
 }
+
+// TestKeySpecsMatchKeys: for every command, the keys COMMAND's key spec
+// describes (what cluster clients route by) are the keys the server
+// finds, on argument lists of several lengths; a movable-keys command
+// has a keynum spec (only the test commands are left unknown).
+func TestKeySpecsMatchKeys(t *testing.T) {
+	specKeys := func(cmd *Command, args []string) []int {
+		var idx []int
+		if cmd.FirstKey > 0 {
+			last := cmd.LastKey
+			if last < 0 {
+				last += len(args)
+			}
+			for i := cmd.FirstKey; i <= last && i < len(args); i += cmd.Step {
+				idx = append(idx, i)
+			}
+		}
+		if kn := cmd.KeyNum; kn != nil && kn.Begin+kn.NumIdx < len(args) {
+			n, err := strconv.Atoi(args[kn.Begin+kn.NumIdx])
+			if err != nil || n < 0 {
+				return idx
+			}
+			for i, k := 0, kn.Begin+kn.First; i < n && k < len(args); i, k = i+1, k+kn.Step {
+				idx = append(idx, k)
+			}
+		}
+		return idx
+	}
+	checked := 0
+	for name, cmd := range commands {
+		if cmd.subs != nil {
+			continue
+		}
+		if cmd.Keys != nil && cmd.KeyNum == nil {
+			require.True(t, strings.HasPrefix(name, "test."), "%s has movable keys and no keynum spec", name)
+			continue
+		}
+		for n := 1; n <= 14; n++ {
+			if !cmd.arityOK(n) {
+				continue
+			}
+			for _, numkeys := range []string{"0", "1", "2", "3"} {
+				args := make([]string, n)
+				argv := make([][]byte, n)
+				for i := range args {
+					args[i] = "a" + strconv.Itoa(i)
+					if i > 0 && i <= 2 {
+						args[i] = numkeys // where a keynum spec looks for the count
+					}
+					argv[i] = []byte(args[i])
+				}
+				n, err := strconv.Atoi(numkeys)
+				if cmd.KeyNum != nil && (err != nil || cmd.KeyNum.Begin+cmd.KeyNum.First+(n-1)*cmd.KeyNum.Step >= len(args)) {
+					continue // a count past the arguments: the command refuses it
+				}
+				have := cmd.keyIndexes(argv, nil)
+				want := specKeys(cmd, args)
+				if fmt.Sprint(have) != fmt.Sprint(want) {
+					t.Errorf("%s %q: the server finds keys %v, COMMAND's key spec %v", name, args, have, want)
+				}
+				checked++
+			}
+		}
+	}
+	require.Greater(t, checked, 100)
+}

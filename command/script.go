@@ -38,16 +38,16 @@ import (
 func init() {
 	const group = "scripting"
 	register(
-		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale, Keys: evalKeys,
+		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale, Keys: evalKeys, KeyNum: evalKeyNum,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, false, false) },
 			Summary: "Executes a server-side Lua script.", Group: group},
-		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale, Keys: evalKeys,
+		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale, Keys: evalKeys, KeyNum: evalKeyNum,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, true, false) },
 			Summary: "Executes a server-side Lua script by SHA1 digest.", Group: group},
-		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale | FlagReadOnly, Keys: evalKeys,
+		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale | FlagReadOnly, Keys: evalKeys, KeyNum: evalKeyNum,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, false, true) },
 			Summary: "Executes a read-only server-side Lua script.", Group: group},
-		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale | FlagReadOnly, Keys: evalKeys,
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale | FlagReadOnly, Keys: evalKeys, KeyNum: evalKeyNum,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, true, true) },
 			Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Group: group},
 		&Command{Name: "script", Arity: -2, Handler: func(c *Client, args [][]byte) { runSubcommand(c, "script", args) },
@@ -66,6 +66,10 @@ func init() {
 			Summary: "Returns helpful text about the different subcommands.", Group: group},
 	)
 }
+
+// evalKeyNum is evalKeys as COMMAND describes it: numkeys at 2, the keys
+// after it.
+var evalKeyNum = &KeyNum{Begin: 2, NumIdx: 0, First: 1, Step: 1}
 
 // evalKeys locates EVAL's keys: numkeys keys after it; none when numkeys
 // is not a valid count.

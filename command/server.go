@@ -293,7 +293,7 @@ func (cmd *Command) categories() []string {
 // conservative ones Redis itself uses in that case.
 func (cmd *Command) keySpecFlags() []string {
 	switch {
-	case cmd.Flags&FlagWrite != 0:
+	case cmd.Flags&FlagWrite != 0, cmd.Flags&(FlagScript|FlagReadOnly) == FlagScript: // a script may write its keys
 		return []string{"RW", "access", "update"}
 	case cmd.Flags&FlagReadOnly != 0:
 		return []string{"RO", "access"}
@@ -357,8 +357,8 @@ func (c *Client) writeCommandInfo(cmd *Command) {
 
 // writeKeySpecs writes cmd's key specs: a range spec for FirstKey..LastKey
 // (LastKey relative to FirstKey, or negative from the end, as Redis
-// encodes it), and an "unknown" spec when a Keys function finds keys the
-// range cannot describe.
+// encodes it), and for a Keys function a "keynum" spec (KeyNum) or, when
+// its keys fit no spec, an "unknown" one.
 func (c *Client) writeKeySpecs(cmd *Command) {
 	n := 0
 	if cmd.FirstKey > 0 {
@@ -398,7 +398,31 @@ func (c *Client) writeKeySpecs(cmd *Command) {
 		c.WriteBulkString("limit")
 		c.WriteInt(0)
 	}
-	if cmd.Keys != nil {
+	if kn := cmd.KeyNum; cmd.Keys != nil && kn != nil {
+		c.WriteMap(3)
+		c.WriteBulkString("flags")
+		c.writeStatusSet(flags)
+		c.WriteBulkString("begin_search")
+		c.WriteMap(2)
+		c.WriteBulkString("type")
+		c.WriteBulkString("index")
+		c.WriteBulkString("spec")
+		c.WriteMap(1)
+		c.WriteBulkString("index")
+		c.WriteInt(int64(kn.Begin))
+		c.WriteBulkString("find_keys")
+		c.WriteMap(2)
+		c.WriteBulkString("type")
+		c.WriteBulkString("keynum")
+		c.WriteBulkString("spec")
+		c.WriteMap(3)
+		c.WriteBulkString("keynumidx")
+		c.WriteInt(int64(kn.NumIdx))
+		c.WriteBulkString("firstkey")
+		c.WriteInt(int64(kn.First))
+		c.WriteBulkString("keystep")
+		c.WriteInt(int64(kn.Step))
+	} else if cmd.Keys != nil {
 		c.WriteMap(3)
 		c.WriteBulkString("flags")
 		c.writeStatusSet(flags)

@@ -212,6 +212,9 @@ func TestCommandInfoKeySpecs(t *testing.T) {
 		// BLPOP-like: all but the last argument.
 		{&Command{Name: "x", Arity: -3, Flags: FlagWrite, FirstKey: 1, LastKey: -2, Step: 1}, "*1\r\n" + rangeSpec(rw, 1, -2, 1)},
 		{commands["test.movable"], "*1\r\n" + unknown},
+		// EVAL: numkeys at 2, as Redis's keynum spec.
+		{commands["eval"], "*1\r\n*6\r\n$5\r\nflags\r\n" + rw + "$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:2\r\n" +
+			"$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n*6\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n"},
 		{commands["ping"], "*0\r\n"},
 	}
 	for i, tt := range tests {

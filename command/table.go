@@ -58,6 +58,10 @@ type Command struct {
 	// whose keys cannot be described by FirstKey/LastKey/Step (movablekeys).
 	// args has passed the arity check; invalid shapes may return nil.
 	Keys func(args [][]byte, dst []int) []int
+	// KeyNum, when set with Keys, says that Keys finds the keys as
+	// Redis's "keynum" key spec does, so that COMMAND describes them
+	// exactly to cluster clients instead of as unknown.
+	KeyNum *KeyNum
 	// Handler runs the command. The shards of its keys are locked by the
 	// dispatcher; args alias the connection's read buffer and must be
 	// copied if kept.
@@ -80,6 +84,11 @@ type Command struct {
 
 	calls, usec, rejected, failed atomic.Int64
 }
+
+// KeyNum describes keys counted by an argument (Redis's "keynum" key
+// spec): the count is at argument Begin+NumIdx, the first key at
+// Begin+First, then every Step arguments (EVAL: 2, 0, 1, 1).
+type KeyNum struct{ Begin, NumIdx, First, Step int }
 
 // commands is the command table, keyed by lower-case name. It is filled by
 // the init functions of the command family files (conn.go, keys.go, …)
