@@ -244,6 +244,7 @@ var commandMeta = map[string]struct{ acl, tips []string }{
 	"client|info":             {tips: []string{"nondeterministic_output"}},
 	"client|list":             {tips: []string{"nondeterministic_output"}},
 	"readonly":                {acl: []string{"connection"}},
+	"asking":                  {acl: []string{"connection"}},
 	"readwrite":               {acl: []string{"connection"}},
 	"dump":                    {tips: []string{"nondeterministic_output"}},
 	"restore":                 {acl: []string{"dangerous"}},

@@ -113,7 +113,7 @@ func TestCommandInfoMatchesRedis(t *testing.T) {
 
 // TestCommandInfoTipsAndCategories: the command tips and ACL categories
 // Redis's own table gives these commands (the tips, @dangerous of RESTORE,
-// @connection of READONLY and READWRITE), as redis-server 7.0.15's COMMAND
+// @connection of READONLY, READWRITE and ASKING), as redis-server 7.0.15's COMMAND
 // INFO reports them.
 func TestCommandInfoTipsAndCategories(t *testing.T) {
 	for i, tt := range []struct {
@@ -128,6 +128,7 @@ func TestCommandInfoTipsAndCategories(t *testing.T) {
 		5: {"readwrite", []string{"fast", "connection"}, nil},
 		6: {"client|info", []string{"slow", "connection"}, []string{"nondeterministic_output"}},
 		7: {"client|list", []string{"admin", "slow", "dangerous", "connection"}, []string{"nondeterministic_output"}},
+		8: {"asking", []string{"fast", "connection"}, nil},
 	} {
 		cmd := lookupCommandPath([]byte(tt.name))
 		require.NotNil(t, cmd, tt.name)
