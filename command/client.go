@@ -227,7 +227,7 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 	// Cluster mode: keys in more than one slot are refused (before
 	// memory, as in Redis's processCommand); only the commands that can
 	// name several keys are looked at.
-	if cmd.Flags&flagSlots != 0 && c.eng.cluster && !c.replaying && c.crossSlot(cmd, args) {
+	if cmd.Flags&flagSlots != 0 && c.eng.cluster && c.crossSlot(cmd, args) {
 		c.refuseCrossSlot(cmd)
 		return
 	}

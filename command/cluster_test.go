@@ -2,6 +2,8 @@ package command
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -13,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/internal/nodeid"
+	"github.com/ratekv/ratekv/shards"
 	"github.com/stretchr/testify/require"
 )
 
@@ -413,7 +417,14 @@ func TestKeySpecsMatchKeys(t *testing.T) {
 		return idx
 	}
 	checked := 0
+	all := map[string]*Command{}
 	for name, cmd := range commands {
+		all[name] = cmd
+	}
+	for name, cmd := range subcommandIndex {
+		all[name] = cmd // keyIndexes of a subcommand itself: OBJECT FREQ key
+	}
+	for name, cmd := range all {
 		if cmd.subs != nil {
 			continue
 		}
@@ -449,4 +460,28 @@ func TestKeySpecsMatchKeys(t *testing.T) {
 		}
 	}
 	require.Greater(t, checked, 100)
+}
+
+// TestClusterReplayAcrossSlots: a log written outside cluster mode (an
+// MSET over two slots, a RENAME) replays in cluster mode: the
+// CROSSSLOT rule is for clients (the dispatcher), not for the log (Replay
+// runs records past it).
+func TestClusterReplayAcrossSlots(t *testing.T) {
+	store := shards.New(shards.Options{Shards: 4, Now: (&fakeClock{}).Now})
+	t.Cleanup(store.Close)
+	cfg := config.New()
+	require.NoError(t, cfg.Set("cluster-enabled", "yes"))
+	s := &socketless{srv: NewEngine(store, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))), store: store, clock: &fakeClock{}}
+	s.c = &Client{eng: s.srv, proto: 2, Authed: true}
+	n, err := s.replay(t, [][]byte{
+		[]byte(multibulk("MSET", "a", "1", "b", "2")),
+		[]byte(multibulk("MSET", "c", "3", "x", "4")),
+		[]byte(multibulk("RENAME", "x", "d")),
+	})
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.Equal(t, svErr(errCrossSlot), s.send("MGET", "a", "b", "c", "d"))
+	for k, v := range map[string]string{"a": "1", "b": "2", "c": "3", "d": "4"} {
+		require.Equal(t, svBulk(v), s.send("GET", k))
+	}
 }
