@@ -239,7 +239,12 @@ func TestClusterRedisCli(t *testing.T) {
 			t.Errorf("step %d redis-cli -c %q (stdin %q): have %q, want %q", i, tt.args, tt.stdin, have, tt.want)
 		}
 	}
-	// The keys of the pipeline above went to the one node, in their slots.
+	// redis-cli's cluster manager sees one master owning every slot.
+	out, err := exec.Command(cli, "--cluster", "check", ts.addr).CombinedOutput()
+	require.NoError(t, err, "redis-cli --cluster check:\n%s", out)
+	require.Contains(t, string(out), "[OK] All 16384 slots covered.")
+	require.Contains(t, string(out), "[OK] All nodes agree about slots configuration.")
+	// The keys of the commands above went to the one node.
 	keys := strings.Fields(run("", "keys", "*"))
 	sort.Strings(keys)
 	require.Equal(t, []string{"cl", "foo", "{t}a", "{t}b"}, keys)
