@@ -25,6 +25,7 @@ import (
 	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/internal/dirlock"
+	"github.com/ratekv/ratekv/internal/nodeid"
 	"github.com/ratekv/ratekv/internal/service"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/server"
@@ -114,6 +115,15 @@ func run(args []string) int {
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen; not starting", "err", err)
 		return 1
+	}
+	if cfg.Bool(config.ClusterEnabled) {
+		id, err := nodeid.Load(dir)
+		if err != nil {
+			log.Error("cannot load the cluster node's identity; not starting", "dir", dir, "err", err)
+			return 1
+		}
+		srv.SetNode(id)
+		log.Info("cluster mode: one node owning every slot", "id", id.ID, "epoch", id.ConfigEpoch)
 	}
 	if path := cfg.String(config.PidFile); path != "" {
 		remove, err := service.WritePidfile(path)

@@ -134,3 +134,35 @@ var benchKeys = func() [][]byte {
 }()
 
 func benchKey(i int) []byte { return benchKeys[i&1023] }
+
+// BenchmarkDispatchCluster is BenchmarkDispatch with cluster-enabled yes:
+// single-key commands pay nothing for it, multi-key ones hash their keys
+// once more for the CROSSSLOT check (two keys of one hash tag here).
+func BenchmarkDispatchCluster(b *testing.B) {
+	tagged := func(i int, suffix string) []byte { return append([]byte("{"+string(benchKey(i))+"}"), suffix...) }
+	for _, bc := range []struct {
+		name string
+		args func(i int) [][]byte
+	}{
+		{"SET", func(i int) [][]byte { return [][]byte{[]byte("SET"), benchKey(i), []byte("xyz")} }},
+		{"CL.THROTTLE", func(i int) [][]byte {
+			return [][]byte{[]byte("CL.THROTTLE"), benchKey(i), []byte("100"), []byte("1000"), []byte("1")}
+		}},
+		{"MSET", func(i int) [][]byte {
+			return [][]byte{[]byte("MSET"), tagged(i, "a"), []byte("1"), tagged(i, "b"), []byte("2")}
+		}},
+		{"CL.THROTTLEALL", func(i int) [][]byte {
+			return [][]byte{[]byte("CL.THROTTLEALL"), []byte("2"), tagged(i, "s"), []byte("100"), []byte("1000"), []byte("1"),
+				tagged(i, "m"), []byte("1000"), []byte("100000"), []byte("60")}
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cfg := config.New()
+			if err := cfg.Set("cluster-enabled", "yes"); err != nil {
+				b.Fatal(err)
+			}
+			srv := NewEngine(shards.New(shards.Options{}), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			runDispatch(b, srv, bc.args, nil)
+		})
+	}
+}

@@ -228,6 +228,13 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 		c.WriteError(errNoAuth)
 		return
 	}
+	// Cluster mode: keys in more than one slot are refused (before
+	// memory, as in Redis's processCommand); only the commands that can
+	// name several keys are looked at.
+	if cmd.Flags&flagSlots != 0 && c.eng.cluster && c.crossSlot(cmd, args) {
+		c.refuseCrossSlot(cmd)
+		return
+	}
 	// Over maxmemory: evict, or refuse, before the command runs or is
 	// queued (before the disk's refusal, in Redis's order).
 	if c.eng.mem.maxmemory.Load() != 0 && !c.replaying && c.oomRefused(cmd) {

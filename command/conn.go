@@ -195,7 +195,11 @@ func cmdHello(c *Client, args [][]byte) {
 	c.WriteBulkString("id")
 	c.WriteInt(c.ID)
 	c.WriteBulkString("mode")
-	c.WriteBulkString("standalone")
+	if c.eng.cluster {
+		c.WriteBulkString("cluster")
+	} else {
+		c.WriteBulkString("standalone")
+	}
 	c.WriteBulkString("role")
 	c.WriteBulkString("master")
 	c.WriteBulkString("modules")
@@ -207,6 +211,10 @@ func cmdSelect(c *Client, args [][]byte) {
 	n, ok := redisnum.ParseInt(args[1])
 	if !ok {
 		c.WriteError(errNotInt)
+		return
+	}
+	if n != 0 && c.eng.cluster {
+		c.WriteError(errSelectCluster)
 		return
 	}
 	if n != 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/internal/nodeid"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/shards"
 )
@@ -22,6 +23,11 @@ type Engine struct {
 	log   *slog.Logger
 	start time.Time
 	host  Host
+
+	// cluster is cluster-enabled, fixed at start; node is the cluster
+	// node's identity (cluster.go).
+	cluster bool
+	node    atomic.Pointer[nodeid.Identity]
 
 	jr      atomic.Pointer[JournalRef] // nil: no append-only log; see SetJournal
 	persist *persist.Manager           // nil: no persistence (SAVE etc. refuse); see persist.go
@@ -83,6 +89,7 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 	}
 	e.watchConfig()
 	e.watchScripting()
+	e.initCluster()
 	return e
 }
 

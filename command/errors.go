@@ -65,6 +65,14 @@ const (
 	errNotInMulti        = "ERR Command not allowed inside a transaction"
 	errShutdownFailed    = "ERR Errors trying to SHUTDOWN. Check logs."
 	errClusterDisabled   = "ERR This instance has cluster support disabled"
+	// Cluster mode (cluster.go; src/cluster.c, src/db.c, src/script.c).
+	errCrossSlot          = "CROSSSLOT Keys in request don't hash to the same slot"
+	errSelectCluster      = "ERR SELECT is not allowed in cluster mode"
+	errInvalidSlot        = "ERR Invalid slot"
+	errInvalidSlotOrCount = "ERR Invalid slot or number of keys"
+	errScriptNoCluster    = "ERR Can not run script on cluster, 'no-cluster' flag is set."
+	errScriptNonLocalKey  = "Script attempted to access a non local key in a cluster node"
+	errScriptCrossSlot    = "Script attempted to access keys that do not hash to the same slot"
 
 	// Persistence (persist.go). errSaveFailed is Redis's bare shared.err.
 	errBusyKey           = "BUSYKEY Target key name already exists."

@@ -31,22 +31,23 @@ import (
 
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/internal/redisnum"
+	"github.com/ratekv/ratekv/shards"
 	lua "github.com/yuin/gopher-lua"
 )
 
 func init() {
 	const group = "scripting"
 	register(
-		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale, Keys: evalKeys,
+		&Command{Name: "eval", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale, Keys: evalKeys, KeyNum: evalKeyNum,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, false, false) },
 			Summary: "Executes a server-side Lua script.", Group: group},
-		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale, Keys: evalKeys,
+		&Command{Name: "evalsha", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale, Keys: evalKeys, KeyNum: evalKeyNum,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, true, false) },
 			Summary: "Executes a server-side Lua script by SHA1 digest.", Group: group},
-		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale | FlagReadOnly, Keys: evalKeys,
+		&Command{Name: "eval_ro", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale | FlagReadOnly, Keys: evalKeys, KeyNum: evalKeyNum,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, false, true) },
 			Summary: "Executes a read-only server-side Lua script.", Group: group},
-		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale | FlagReadOnly, Keys: evalKeys,
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: FlagNoScript | FlagScript | FlagStale | FlagReadOnly, Keys: evalKeys, KeyNum: evalKeyNum,
 			Handler: func(c *Client, args [][]byte) { c.eval(args, true, true) },
 			Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Group: group},
 		&Command{Name: "script", Arity: -2, Handler: func(c *Client, args [][]byte) { runSubcommand(c, "script", args) },
@@ -65,6 +66,10 @@ func init() {
 			Summary: "Returns helpful text about the different subcommands.", Group: group},
 	)
 }
+
+// evalKeyNum is evalKeys as COMMAND describes it: numkeys at 2, the keys
+// after it.
+var evalKeyNum = &KeyNum{Begin: 2, NumIdx: 0, First: 1, Step: 1}
 
 // evalKeys locates EVAL's keys: numkeys keys after it; none when numkeys
 // is not a valid count.
@@ -238,6 +243,11 @@ type scriptRun struct {
 	readOnly bool  // EVAL_RO, or a no-writes script: write commands are refused
 	start    int64 // store clock when it started (Unix ns)
 	proto    int   // redis.setresp's protocol
+	// In cluster mode, the slot the script's keys are in (-1: none yet),
+	// unless anySlot (no shebang, or allow-cross-slot-keys): see
+	// checkSlots.
+	slot    int
+	anySlot bool
 
 	mu     sync.Mutex // guards wrote, done and the kill
 	wrote  bool       // it ran a write command: SCRIPT KILL refuses
@@ -304,6 +314,11 @@ func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
 			return 0, "-" + msg
 		}
 	}
+	if c.eng.cluster {
+		if msg := r.checkSlots(target, args); msg != "" {
+			return 0, msg
+		}
+	}
 	if !c.heldAll && !r.lockKeys(target, args) {
 		return 0, "-" + errScriptKilled // the run is aborted: this error is never seen
 	}
@@ -326,6 +341,27 @@ func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
 		return 0, sprintf(errPanic, target.Name)
 	}
 	return mark, ""
+}
+
+// checkSlots applies Redis Cluster's rules to a command a script calls
+// (scriptVerifyClusterState in Redis's script.c): its own keys must share
+// a slot, and, for a script with a shebang and without
+// allow-cross-slot-keys, the slot of the keys it declared or first
+// touched.
+func (r *scriptRun) checkSlots(cmd *Command, args [][]byte) string {
+	c := r.c
+	c.keyBuf = cmd.keyIndexes(args, c.keyBuf[:0])
+	slot := keysCrossSlot(args, c.keyBuf, -1)
+	switch {
+	case slot == -2:
+		return errScriptNonLocalKey
+	case slot < 0 || r.anySlot:
+	case r.slot < 0:
+		r.slot = slot
+	case r.slot != slot:
+		return errScriptCrossSlot
+	}
+	return ""
 }
 
 // EVAL script numkeys [key ...] [arg ...], and EVALSHA sha1 numkeys ...;
@@ -360,6 +396,10 @@ func (c *Client) eval(args [][]byte, bySHA, ro bool) {
 			c.WriteError(msg)
 			return
 		}
+	}
+	if s.shebang && s.flags&scriptNoCluster != 0 && eng.cluster {
+		c.WriteError(errScriptNoCluster)
+		return
 	}
 	if s.shebang && s.flags&scriptNoWrites == 0 {
 		if msg := c.diskError(); msg != "" {
@@ -397,7 +437,11 @@ func (c *Client) runScript(s *script, keys, argv [][]byte, readOnly bool) {
 	var r *scriptRun
 	var err error
 	for {
-		r = &scriptRun{c: c, vm: vm, sha: s.sha, readOnly: readOnly, start: start, proto: 2}
+		r = &scriptRun{c: c, vm: vm, sha: s.sha, readOnly: readOnly, start: start, proto: 2, slot: -1,
+			anySlot: !s.shebang || s.flags&scriptAllowCrossSlot != 0}
+		if len(keys) > 0 && eng.cluster {
+			r.slot = int(shards.KeySlot(keys[0]))
+		}
 		vm.run = r
 		vm.globals.RawSetString("KEYS", luaArray(L, keys))
 		vm.globals.RawSetString("ARGV", luaArray(L, argv))

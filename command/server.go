@@ -17,13 +17,11 @@ import (
 
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/internal/glob"
-	"github.com/ratekv/ratekv/shards"
 )
 
 // Server commands: introspection (COMMAND, INFO), run-time configuration
 // (CONFIG), whole-keyspace administration (DBSIZE, FLUSHDB, FLUSHALL), TIME,
-// LASTSAVE, SHUTDOWN, and the CLUSTER subcommands a standalone server
-// answers.
+// LASTSAVE and SHUTDOWN. CLUSTER is in cluster.go.
 //
 // COMMAND INFO and COMMAND DOCS are generated from the command table, in
 // Redis 7's reply shapes, so that clients that introspect the server
@@ -66,12 +64,10 @@ func init() {
 			Summary: "Returns the Unix timestamp of the last successful save to disk.", Group: "server"},
 		&Command{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagLoading | FlagStale | FlagNoMulti | FlagNoScript | FlagAllowBusy, Handler: cmdShutdown,
 			Summary: "Shuts down the server.", Group: "server"},
-		&Command{Name: "cluster", Arity: -2, Handler: cmdCluster,
-			Summary: "A container for Redis Cluster commands.", Group: "cluster"},
 		&Command{Name: "memory", Arity: -2, Handler: cmdMemory,
 			Summary: "A container for memory diagnostics commands.", Group: "server"},
 	)
-	const srv, cl = "server", "cluster"
+	const srv = "server"
 	registerSubcommands("command",
 		&Command{Name: "command|count", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdCommandCount,
 			Summary: "Returns a count of commands.", Group: srv},
@@ -103,23 +99,6 @@ func init() {
 			Summary: "Asks the allocator to release memory.", Group: srv},
 		&Command{Name: "memory|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdMemoryHelp,
 			Summary: "Returns helpful text about the different subcommands.", Group: srv},
-	)
-	disabled := func(name string, arity int, summary string) *Command {
-		return &Command{Name: name, Arity: arity, Flags: FlagStale, Handler: cmdClusterDisabled, Summary: summary, Group: cl}
-	}
-	registerSubcommands("cluster",
-		&Command{Name: "cluster|keyslot", Arity: 3, Flags: FlagStale, Handler: cmdClusterKeyslot,
-			Summary: "Returns the hash slot for a key.", Group: cl},
-		&Command{Name: "cluster|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdClusterHelp,
-			Summary: "Returns helpful text about the different subcommands.", Group: cl},
-		disabled("cluster|info", 2, "Returns information about the state of a node."),
-		disabled("cluster|myid", 2, "Returns the ID of a node."),
-		disabled("cluster|nodes", 2, "Returns the cluster configuration for a node."),
-		disabled("cluster|slots", 2, "Returns the mapping of cluster slots to nodes."),
-		disabled("cluster|shards", 2, "Returns the mapping of cluster slots to shards."),
-		disabled("cluster|links", 2, "Returns a list of all TCP links to and from peer nodes."),
-		disabled("cluster|countkeysinslot", 3, "Returns the number of keys in a hash slot."),
-		disabled("cluster|getkeysinslot", 4, "Returns the key names in a hash slot."),
 	)
 }
 
@@ -265,6 +244,7 @@ var commandMeta = map[string]struct{ acl, tips []string }{
 	"client|info":             {tips: []string{"nondeterministic_output"}},
 	"client|list":             {tips: []string{"nondeterministic_output"}},
 	"readonly":                {acl: []string{"connection"}},
+	"asking":                  {acl: []string{"connection"}},
 	"readwrite":               {acl: []string{"connection"}},
 	"dump":                    {tips: []string{"nondeterministic_output"}},
 	"restore":                 {acl: []string{"dangerous"}},
@@ -314,7 +294,7 @@ func (cmd *Command) categories() []string {
 // conservative ones Redis itself uses in that case.
 func (cmd *Command) keySpecFlags() []string {
 	switch {
-	case cmd.Flags&FlagWrite != 0:
+	case cmd.Flags&FlagWrite != 0, cmd.Flags&(FlagScript|FlagReadOnly) == FlagScript: // a script may write its keys
 		return []string{"RW", "access", "update"}
 	case cmd.Flags&FlagReadOnly != 0:
 		return []string{"RO", "access"}
@@ -378,8 +358,8 @@ func (c *Client) writeCommandInfo(cmd *Command) {
 
 // writeKeySpecs writes cmd's key specs: a range spec for FirstKey..LastKey
 // (LastKey relative to FirstKey, or negative from the end, as Redis
-// encodes it), and an "unknown" spec when a Keys function finds keys the
-// range cannot describe.
+// encodes it), and for a Keys function a "keynum" spec (KeyNum) or, when
+// its keys fit no spec, an "unknown" one.
 func (c *Client) writeKeySpecs(cmd *Command) {
 	n := 0
 	if cmd.FirstKey > 0 {
@@ -419,7 +399,31 @@ func (c *Client) writeKeySpecs(cmd *Command) {
 		c.WriteBulkString("limit")
 		c.WriteInt(0)
 	}
-	if cmd.Keys != nil {
+	if kn := cmd.KeyNum; cmd.Keys != nil && kn != nil {
+		c.WriteMap(3)
+		c.WriteBulkString("flags")
+		c.writeStatusSet(flags)
+		c.WriteBulkString("begin_search")
+		c.WriteMap(2)
+		c.WriteBulkString("type")
+		c.WriteBulkString("index")
+		c.WriteBulkString("spec")
+		c.WriteMap(1)
+		c.WriteBulkString("index")
+		c.WriteInt(int64(kn.Begin))
+		c.WriteBulkString("find_keys")
+		c.WriteMap(2)
+		c.WriteBulkString("type")
+		c.WriteBulkString("keynum")
+		c.WriteBulkString("spec")
+		c.WriteMap(3)
+		c.WriteBulkString("keynumidx")
+		c.WriteInt(int64(kn.NumIdx))
+		c.WriteBulkString("firstkey")
+		c.WriteInt(int64(kn.First))
+		c.WriteBulkString("keystep")
+		c.WriteInt(int64(kn.Step))
+	} else if cmd.Keys != nil {
 		c.WriteMap(3)
 		c.WriteBulkString("flags")
 		c.writeStatusSet(flags)
@@ -966,27 +970,6 @@ func cmdShutdown(c *Client, args [][]byte) {
 
 // ---- CLUSTER ----
 
-// CLUSTER subcommand [argument ...]
-//
-// ratekv is not a cluster: like a Redis started without cluster-enabled it
-// refuses the cluster subcommands, except KEYSLOT, which ratekv answers
-// because its shards are routed by the same hash slots.
-func cmdCluster(c *Client, args [][]byte) { runSubcommand(c, "cluster", args) }
-
-// CLUSTER KEYSLOT key
-func cmdClusterKeyslot(c *Client, args [][]byte) { c.WriteInt(int64(shards.KeySlot(args[2]))) }
-
-func cmdClusterDisabled(c *Client, args [][]byte) { c.WriteError(errClusterDisabled) }
-
-// CLUSTER HELP
-func cmdClusterHelp(c *Client, args [][]byte) {
-	c.writeHelp(args[0], []string{
-		"KEYSLOT <key>",
-		"    Return the hash slot for <key>.",
-		"(ratekv runs standalone: the other cluster subcommands reply that cluster support is disabled.)",
-	})
-}
-
 // ---- INFO ----
 
 // infoSection is one INFO section, in Redis's order.
@@ -1102,7 +1085,11 @@ func infoServer(c *Client, ib *infoBuilder) {
 	ib.str("ratekv_version", Version)
 	ib.str("redis_git_sha1", "00000000")
 	ib.str("redis_git_dirty", "0")
-	ib.str("redis_mode", "standalone")
+	if c.eng.cluster {
+		ib.str("redis_mode", "cluster")
+	} else {
+		ib.str("redis_mode", "standalone")
+	}
 	ib.str("os", runtime.GOOS+" "+runtime.GOARCH)
 	ib.num("arch_bits", strconv.IntSize)
 	ib.str("go_version", runtime.Version())
@@ -1375,7 +1362,13 @@ func infoErrorstats(c *Client, ib *infoBuilder) {
 	}
 }
 
-func infoCluster(c *Client, ib *infoBuilder) { ib.num("cluster_enabled", 0) }
+func infoCluster(c *Client, ib *infoBuilder) {
+	if c.eng.cluster {
+		ib.num("cluster_enabled", 1)
+	} else {
+		ib.num("cluster_enabled", 0)
+	}
+}
 
 // infoKeyspace reports db0 when it holds keys. INFO runs with every shard
 // locked (FlagAllShards), so the counts are a consistent snapshot.

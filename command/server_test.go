@@ -113,7 +113,7 @@ func TestCommandInfoMatchesRedis(t *testing.T) {
 
 // TestCommandInfoTipsAndCategories: the command tips and ACL categories
 // Redis's own table gives these commands (the tips, @dangerous of RESTORE,
-// @connection of READONLY and READWRITE), as redis-server 7.0.15's COMMAND
+// @connection of READONLY, READWRITE and ASKING), as redis-server 7.0.15's COMMAND
 // INFO reports them.
 func TestCommandInfoTipsAndCategories(t *testing.T) {
 	for i, tt := range []struct {
@@ -128,6 +128,7 @@ func TestCommandInfoTipsAndCategories(t *testing.T) {
 		5: {"readwrite", []string{"fast", "connection"}, nil},
 		6: {"client|info", []string{"slow", "connection"}, []string{"nondeterministic_output"}},
 		7: {"client|list", []string{"admin", "slow", "dangerous", "connection"}, []string{"nondeterministic_output"}},
+		8: {"asking", []string{"fast", "connection"}, nil},
 	} {
 		cmd := lookupCommandPath([]byte(tt.name))
 		require.NotNil(t, cmd, tt.name)
@@ -212,6 +213,9 @@ func TestCommandInfoKeySpecs(t *testing.T) {
 		// BLPOP-like: all but the last argument.
 		{&Command{Name: "x", Arity: -3, Flags: FlagWrite, FirstKey: 1, LastKey: -2, Step: 1}, "*1\r\n" + rangeSpec(rw, 1, -2, 1)},
 		{commands["test.movable"], "*1\r\n" + unknown},
+		// EVAL: numkeys at 2, as Redis's keynum spec.
+		{commands["eval"], "*1\r\n*6\r\n$5\r\nflags\r\n" + rw + "$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:2\r\n" +
+			"$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n*6\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n"},
 		{commands["ping"], "*0\r\n"},
 	}
 	for i, tt := range tests {

@@ -26,6 +26,11 @@ const (
 	FlagNoScript                    // refused inside a script (redis.call), as Redis's noscript
 	FlagAllowBusy                   // runs while a script is busy (past busy-reply-threshold) instead of getting BUSY, as Redis's allow_busy
 	FlagScript                      // runs a script, which may touch keys it did not declare: EXEC locks every shard for it
+
+	// flagSlots is set by register on the commands that can name keys of
+	// several hash slots (a key range, movable keys, EXEC): cluster mode
+	// checks them for CROSSSLOT (cluster.go).
+	flagSlots
 )
 
 var flagNames = []struct {
@@ -53,6 +58,10 @@ type Command struct {
 	// whose keys cannot be described by FirstKey/LastKey/Step (movablekeys).
 	// args has passed the arity check; invalid shapes may return nil.
 	Keys func(args [][]byte, dst []int) []int
+	// KeyNum, when set with Keys, says that Keys finds the keys as
+	// Redis's "keynum" key spec does, so that COMMAND describes them
+	// exactly to cluster clients instead of as unknown.
+	KeyNum *KeyNum
 	// Handler runs the command. The shards of its keys are locked by the
 	// dispatcher; args alias the connection's read buffer and must be
 	// copied if kept.
@@ -76,6 +85,11 @@ type Command struct {
 	calls, usec, rejected, failed atomic.Int64
 }
 
+// KeyNum describes keys counted by an argument (Redis's "keynum" key
+// spec): the count is at argument Begin+NumIdx, the first key at
+// Begin+First, then every Step arguments (EVAL: 2, 0, 1, 1).
+type KeyNum struct{ Begin, NumIdx, First, Step int }
+
 // commands is the command table, keyed by lower-case name. It is filled by
 // the init functions of the command family files (conn.go, keys.go, …)
 // and never changes afterwards.
@@ -94,6 +108,7 @@ func register(cmds ...*Command) {
 		if c.Step == 0 && c.FirstKey > 0 {
 			c.Step = 1
 		}
+		markSlotChecked(c)
 		commands[c.Name] = c
 	}
 }

@@ -34,7 +34,7 @@ func init() {
 		&Command{Name: "cl.peek", Arity: -1, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1,
 			Handler: cmdClPeek, Group: "ratelimit",
 			Summary: "The reply CL.THROTTLE would give, with no side effects: CL.PEEK key max_burst count period [quantity]."},
-		&Command{Name: "cl.throttleall", Arity: -6, Flags: FlagWrite | FlagDenyOOM, Keys: throttleAllKeys,
+		&Command{Name: "cl.throttleall", Arity: -6, Flags: FlagWrite | FlagDenyOOM, Keys: throttleAllKeys, KeyNum: &KeyNum{Begin: 1, NumIdx: 0, First: 1, Step: 4},
 			Handler: cmdClThrottleAll, Group: "ratelimit",
 			Summary: "Checks several GCRA limits atomically; consumes all or none: CL.THROTTLEALL numlimits key max_burst count period [...] [QUANTITY q]."},
 	)

@@ -65,6 +65,16 @@ func (tx *txState) denyOOM() bool {
 	return false
 }
 
+// sliceArgs slices the queued arguments out of the buffer into args.
+func (tx *txState) sliceArgs() {
+	tx.args = tx.args[:0]
+	start := 0
+	for _, end := range tx.ends {
+		tx.args = append(tx.args, tx.buf[start:end:end])
+		start = end
+	}
+}
+
 // reset empties the queue, keeping its buffers.
 func (tx *txState) reset() {
 	tx.active, tx.failed = false, false
@@ -105,6 +115,13 @@ const queueArgCost = 32
 // eviction, which is off unless maxmemory-clients is set.)
 func (c *Client) queue(cmd *Command, args [][]byte) {
 	tx := &c.tx
+	if tx.failed {
+		// EXEC will abort: nothing more is kept, as Redis's
+		// queueMultiCommand (so its CROSSSLOT check of EXEC sees only
+		// what came before).
+		c.WriteSimple("QUEUED")
+		return
+	}
 	size := int64(len(tx.buf) + queueArgCost*(len(tx.ends)+len(args)))
 	for _, a := range args {
 		size += int64(len(a))
@@ -175,13 +192,7 @@ func cmdExec(c *Client, args [][]byte) {
 			return
 		}
 	}
-	// Slice the queued arguments out of the buffer (it no longer grows).
-	tx.args = tx.args[:0]
-	start := 0
-	for _, end := range tx.ends {
-		tx.args = append(tx.args, tx.buf[start:end:end])
-		start = end
-	}
+	tx.sliceArgs()
 	st := c.eng.store
 	// Lock the union of every shard the transaction touches.
 	all := false

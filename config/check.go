@@ -167,3 +167,33 @@ var errInvalidSave = errors.New("Invalid save parameters")
 // The maxmemory policies, in Redis's order (its error lists them so).
 var maxmemoryPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 	"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
+
+// announceHostname checks cluster-announce-hostname as Redis does
+// (isValidAnnouncedHostname): letters, digits, '-' and '.', under 256
+// bytes.
+func announceHostname(v string) (string, error) {
+	if len(v) > 255 {
+		return "", errors.New("Hostnames must be less than 256 characters")
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return "", errors.New("Hostnames may only contain alphanumeric characters, hyphens or dots")
+		}
+	}
+	return v, nil
+}
+
+// announceIP checks cluster-announce-ip: Redis takes any text, but a space
+// or a control character would break the lines of CLUSTER NODES.
+func announceIP(v string) (string, error) {
+	if len(v) > 45 { // NET_IP_STR_LEN - 1
+		return "", errors.New("IP addresses must be less than 46 characters")
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] == 0x7f || v[i] == '@' || v[i] == ',' {
+			return "", errors.New("IP addresses may not contain spaces, control characters, '@' or ','")
+		}
+	}
+	return v, nil
+}

@@ -75,6 +75,10 @@ var Params = []Param{
 	{Name: "lfu-decay-time", Default: "1", Mutable: true, Usage: "minutes of idleness that take one off a key's LFU counter (0: never)", Check: intRange(0, math.MaxInt32)},
 	{Name: "maxmemory-eviction-tenacity", Default: "10", Mutable: true, Usage: "time one command may spend evicting before a background job goes on (0-100: 10 is 500 us, as in Redis)", Check: intRange(0, 100)},
 	{Name: "list-max-listpack-size", Alias: "list-max-ziplist-size", Default: "-2", Mutable: true, Usage: "the largest node of a list: negative -1 to -5 for 4, 8, 16, 32 or 64 KiB, positive for that many elements (a list of one node is compact)", Check: intRange(math.MinInt32, math.MaxInt32)},
+	{Name: "cluster-enabled", Default: "no", Usage: "answer as a Redis Cluster of one node owning all 16384 slots (CLUSTER SLOTS etc.), refusing what Redis Cluster refuses (CROSSSLOT, SELECT other than 0)", Check: yesNo},
+	{Name: "cluster-announce-ip", Default: "", Mutable: true, Usage: `the IP address cluster clients are told to connect to ("": the address each client connected to)`, Check: announceIP},
+	{Name: "cluster-announce-port", Default: "0", Mutable: true, Usage: "the port cluster clients are told to connect to (0: the port each client connected to)", Check: intRange(0, 65535)},
+	{Name: "cluster-announce-hostname", Default: "", Mutable: true, Usage: `the hostname CLUSTER SLOTS, SHARDS and NODES report besides the address ("": none)`, Check: announceHostname},
 }
 
 // Lookup returns the parameter named name (case-insensitive).

@@ -213,3 +213,27 @@ func TestMaxmemoryParams(t *testing.T) {
 		t.Errorf("typed getters: samples %d, policy %q, maxmemory %d", c.Int(MaxMemorySamples), c.String(MaxMemoryPolicy), c.Int(MaxMemory))
 	}
 }
+
+func TestClusterAnnounceChecks(t *testing.T) {
+	for i, tt := range []struct {
+		name, value string
+		ok          bool
+	}{
+		{"cluster-announce-hostname", "", true},
+		{"cluster-announce-hostname", "node-1.example.com", true},
+		{"cluster-announce-hostname", "a b", false},
+		{"cluster-announce-hostname", "a_b", false},
+		{"cluster-announce-hostname", strings.Repeat("a", 256), false},
+		{"cluster-announce-ip", "10.0.0.1", true},
+		{"cluster-announce-ip", "::1", true},
+		{"cluster-announce-ip", "10.0.0.1 x", false},
+		{"cluster-announce-ip", "10.0.0.1@5", false},
+		{"cluster-announce-port", "65535", true},
+		{"cluster-announce-port", "65536", false},
+	} {
+		err := New().Set(tt.name, tt.value)
+		if (err == nil) != tt.ok {
+			t.Errorf("step %d: %s %q: have %v, want ok %v", i, tt.name, tt.value, err, tt.ok)
+		}
+	}
+}

@@ -110,6 +110,10 @@ var (
 	LFUDecayTime              = IntKey{newKey("lfu-decay-time", kindInt)}
 	MaxMemoryEvictionTenacity = IntKey{newKey("maxmemory-eviction-tenacity", kindInt)}
 	ListMaxListpackSize       = IntKey{newKey("list-max-listpack-size", kindInt)}
+	ClusterEnabled            = BoolKey{newKey("cluster-enabled", kindBool)}
+	ClusterAnnounceIP         = StringKey{newKey("cluster-announce-ip", kindString)}
+	ClusterAnnouncePort       = IntKey{newKey("cluster-announce-port", kindInt)}
+	ClusterAnnounceHostname   = StringKey{newKey("cluster-announce-hostname", kindString)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the

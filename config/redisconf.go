@@ -94,7 +94,7 @@ func isOneOf(v string, opts []string) bool {
 const (
 	internals   = "tunes Redis's own machinery (encodings, allocator, background tasks), which ratekv does not have"
 	replication = "configures replication, which ratekv does not have (replicaof refuses)"
-	cluster     = "takes effect only in cluster mode, which ratekv does not have (cluster-enabled yes refuses)"
+	cluster     = "tunes Redis Cluster's bus and failover between nodes; ratekv's cluster mode is one node"
 	tls         = "takes effect only with tls-port, which ratekv refuses"
 	acl         = "concerns ACL users, which ratekv does not have (user and aclfile refuse)"
 	cpuList     = "ratekv does not pin its threads to CPUs; use taskset or systemd's CPUAffinity="
@@ -246,15 +246,11 @@ var redisDirectives = map[string]directive{
 	"propagation-error-behavior":       silent(replication),
 
 	// Cluster.
-	"cluster-enabled":                     refuseUnless("ratekv has no cluster mode: it would serve every slot alone", "no"),
 	"cluster-allow-pubsubshard-when-down": silent(cluster),
 	"cluster-allow-reads-when-down":       silent(cluster),
 	"cluster-allow-replica-migration":     silent(cluster),
 	"cluster-announce-bus-port":           silent(cluster),
-	"cluster-announce-hostname":           silent(cluster),
 	"cluster-announce-human-nodename":     silent(cluster),
-	"cluster-announce-ip":                 silent(cluster),
-	"cluster-announce-port":               silent(cluster),
 	"cluster-announce-tls-port":           silent(cluster),
 	"cluster-config-file":                 silent(cluster),
 	"cluster-link-sendbuf-limit":          silent(cluster),

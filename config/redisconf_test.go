@@ -69,13 +69,13 @@ func TestRedisDirectives(t *testing.T) {
 		{conf: "tls-port 6380\nport 0\n", refuse: []string{"tls-port 6380"}},
 		{conf: "replicaof 10.0.0.1 6379\n", refuse: []string{"replicaof 10.0.0.1 6379"}},
 		{conf: "slaveof 10.0.0.1 6379\n", refuse: []string{"slaveof"}},
-		{conf: "cluster-enabled yes\n", refuse: []string{"cluster-enabled yes"}},
+		{conf: "cluster-enabled yes\ncluster-node-timeout 15000\n"}, // a parameter now; the bus's tuning is ignored
 		{conf: "user alice on >pw ~* +@all\n", refuse: []string{"user alice"}},
 		{conf: "aclfile /etc/redis/users.acl\n", refuse: []string{"aclfile"}},
 		{conf: "loadmodule /usr/lib/redis/modules/x.so\n", refuse: []string{"loadmodule"}},
 		{conf: "unixsocket /run/redis.sock\n", refuse: []string{"unixsocket"}},
 		{conf: "min-replicas-to-write 1\n", refuse: []string{"min-replicas-to-write"}},
-		{conf: "daemonize yes\nport 1\ncluster-enabled yes\nhz 5\n", refuse: []string{"line 1: daemonize", "line 3: cluster-enabled"}},
+		{conf: "daemonize yes\nport 1\nloadmodule /x.so\nhz 5\n", refuse: []string{"line 1: daemonize", "line 3: loadmodule"}},
 		{conf: "daemonize yes\nprotected-mode yes\n", refuse: []string{"daemonize"}, warn: []string{"protected-mode"}},
 		// The value in force decides: a later line or option wins.
 		{conf: "daemonize yes\n", flags: []string{"--daemonize", "no"}},

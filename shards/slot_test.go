@@ -1,6 +1,9 @@
 package shards
 
 import (
+	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -198,5 +201,39 @@ func BenchmarkKeySlot(b *testing.B) {
 				slotSink = KeySlotString(bm.key)
 			}
 		})
+	}
+}
+
+func TestEachInSlot(t *testing.T) {
+	s := New(Options{Shards: 4})
+	defer s.Close()
+	want := map[uint16][]string{}
+	for i := 0; i < 300; i++ {
+		k := fmt.Sprintf("k%d", i)
+		if i%3 == 0 {
+			k = fmt.Sprintf("{tag}%d", i)
+		}
+		s.LockAll()
+		e, _ := s.Put([]byte(k), 0)
+		s.SetInt(e, 1)
+		s.UnlockAll()
+		want[KeySlotString(k)] = append(want[KeySlotString(k)], k)
+	}
+	tag := KeySlotString("tag")
+	for slot, keys := range want {
+		var have []string
+		s.Lock(s.SlotShard(slot))
+		s.EachInSlot(slot, 0, func(k []byte) bool { have = append(have, string(k)); return true })
+		s.Unlock(s.SlotShard(slot))
+		sort.Strings(have)
+		sort.Strings(keys)
+		if !slices.Equal(have, keys) {
+			t.Fatalf("slot %d: have %q, want %q", slot, have, keys)
+		}
+	}
+	n := 0
+	s.EachInSlot(tag, 0, func([]byte) bool { n++; return n < 5 })
+	if n != 5 {
+		t.Fatalf("EachInSlot went on after false: %d calls", n)
 	}
 }

@@ -676,6 +676,25 @@ func (s *Store) Each(nowMs int64, fn func(key []byte, e *Entry) bool) {
 	}
 }
 
+// SlotShard returns the index of the shard that holds the keys of hash
+// slot slot (in [0, NumSlots)).
+func (s *Store) SlotShard(slot uint16) int { return int(uint32(slot) & s.mask) }
+
+// EachInSlot calls fn for every live key of hash slot slot, until fn
+// returns false (CLUSTER COUNTKEYSINSLOT, GETKEYSINSLOT). It walks the
+// slot's shard, which holds 1/NumShards of the keyspace. The key slice is
+// only valid during the call. Requires shard SlotShard(slot) held.
+func (s *Store) EachInSlot(slot uint16, nowMs int64, fn func(key []byte) bool) {
+	sh := &s.shards[s.SlotShard(slot)]
+	sh.each(func(e *Entry) bool {
+		if e.expireAt != 0 && e.expireAt <= nowMs {
+			return true
+		}
+		k := sh.keyOf(e)
+		return KeySlot(k) != slot || fn(k)
+	})
+}
+
 // Scan calls fn for the live keys of a part of the keyspace, about count of
 // them, and returns the cursor for the next part, 0 at the end.
 //
