@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,12 +32,14 @@ type Server struct {
 	log   *slog.Logger
 
 	// Hot-path copies of mutable config, kept current by watchConfig.
-	maxClients  atomic.Int64
-	idleTimeout atomic.Int64
+	maxClients    atomic.Int64
+	idleTimeout   atomic.Int64
+	protectedMode atomic.Bool
 
 	mu        sync.Mutex
 	conns     map[int64]*Conn
-	listeners []net.Listener
+	listeners []net.Listener // the plaintext ones, then the TLS ones
+	plain     int            // how many of listeners are plaintext
 	nextID    atomic.Int64
 	closing   atomic.Bool
 	wg        sync.WaitGroup
@@ -54,6 +57,11 @@ type Server struct {
 	loops        []*eventLoop   // one per P with event-loop yes; see loop_linux.go
 	batchReplies atomic.Bool    // batch-replies
 	prefetch     atomic.Int32   // prefetch-batch: prefetchNo, prefetchAuto or prefetchYes
+
+	// TLS (tls.go).
+	tlsCtx    atomic.Pointer[tlsContext] // nil without a TLS listener
+	tlsAuth   atomic.Int32               // tls-auth-clients: authNo, authYes or authOptional
+	tlsListen *tls.Config                // picks tlsCtx for each handshake
 }
 
 // New returns a server for store configured by cfg. Call Listen, then Serve.
@@ -69,6 +77,7 @@ func New(store *shards.Store, cfg *config.Config, log *slog.Logger) *Server {
 	}
 	s.Engine.SetHost(host{s})
 	s.watchConfig()
+	s.watchTLS()
 	for range runtime.GOMAXPROCS(0) {
 		s.writers = append(s.writers, newReplyWriter())
 	}
@@ -90,6 +99,7 @@ func (s *Server) watchConfig() {
 			}
 		}},
 		{config.BatchReplies, func() { s.batchReplies.Store(cfg.Bool(config.BatchReplies)) }},
+		{config.ProtectedMode, func() { s.protectedMode.Store(cfg.Bool(config.ProtectedMode)) }},
 		{config.PrefetchBatch, func() {
 			s.prefetch.Store(map[string]int32{"no": prefetchNo, "auto": prefetchAuto, "yes": prefetchYes}[cfg.String(config.PrefetchBatch)])
 		}},
@@ -118,9 +128,37 @@ func (s *Server) retime(t int64) {
 	}
 }
 
-// Listen binds every address of the bind parameter on the configured port.
+// Listen binds every address of the bind parameter on the configured
+// port, and on tls-port when it is set (loading the TLS files first). As
+// in Redis, port 0 with a tls-port means no plaintext port; without one
+// it picks a free port.
 func (s *Server) Listen() error {
-	port := strconv.FormatInt(s.cfg.Int(config.Port), 10)
+	tlsPort := s.cfg.Int(config.TLSPort)
+	if tlsPort != 0 {
+		ctx, err := loadTLS(s.cfg)
+		if err != nil {
+			return fmt.Errorf("TLS: %w", err)
+		}
+		s.tlsCtx.Store(ctx)
+	}
+	if port := s.cfg.Int(config.Port); port != 0 || tlsPort == 0 {
+		if err := s.listenAll(port); err != nil {
+			return err
+		}
+	}
+	s.plain = len(s.listeners)
+	if tlsPort != 0 {
+		if err := s.listenAll(tlsPort); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listenAll adds a listener on every bind address on port.
+func (s *Server) listenAll(p int64) error {
+	port := strconv.FormatInt(p, 10)
+	n := len(s.listeners)
 	for _, host := range strings.Fields(s.cfg.String(config.Bind)) {
 		host, optional := strings.CutPrefix(host, "-") // redis.conf's "-::1"
 		network := "tcp"
@@ -144,7 +182,8 @@ func (s *Server) Listen() error {
 			_, port, _ = net.SplitHostPort(ln.Addr().String())
 		}
 	}
-	if len(s.listeners) == 0 {
+	if len(s.listeners) == n {
+		s.closeListeners()
 		return errors.New("bind names no address")
 	}
 	return nil
@@ -162,8 +201,17 @@ func unavailable(err error) bool {
 	return false
 }
 
-// Addr returns the address of the first listener (useful with port 0).
+// Addr returns the address of the first listener (useful with port 0):
+// a plaintext one, unless there is none.
 func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
+
+// TLSAddr returns the address of the first TLS listener, nil without one.
+func (s *Server) TLSAddr() net.Addr {
+	if s.plain == len(s.listeners) {
+		return nil
+	}
+	return s.listeners[s.plain].Addr()
+}
 
 // Serve accepts connections until Shutdown. It returns nil after Shutdown.
 func (s *Server) Serve() error {
@@ -187,8 +235,8 @@ func (s *Server) Serve() error {
 	}
 	go s.SampleStats()
 	errc := make(chan error, len(s.listeners))
-	for _, ln := range s.listeners {
-		go func(ln net.Listener) { errc <- s.accept(ln) }(ln)
+	for i, ln := range s.listeners {
+		go func(ln net.Listener, secure bool) { errc <- s.accept(ln, secure) }(ln, i >= s.plain)
 	}
 	var first error
 	for range s.listeners {
@@ -199,7 +247,9 @@ func (s *Server) Serve() error {
 	return first
 }
 
-func (s *Server) accept(ln net.Listener) error {
+// accept accepts ln's connections; a TLS listener's (secure) get their
+// handshake first, each in its own goroutine.
+func (s *Server) accept(ln net.Listener, secure bool) error {
 	var wait time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -225,6 +275,11 @@ func (s *Server) accept(ln net.Listener) error {
 			return err
 		}
 		wait = 0
+		if secure {
+			go s.handshake(nc)
+			continue
+		}
+		setSocketOptions(nc)
 		s.startConn(nc)
 	}
 }
@@ -241,12 +296,18 @@ func acceptCanRecover(err error) bool {
 	return false
 }
 
-func (s *Server) startConn(nc net.Conn) {
+// setSocketOptions sets a new TCP connection's options.
+func setSocketOptions(nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 		tc.SetKeepAlive(true)
 		tc.SetKeepAlivePeriod(300 * time.Second)
 	}
+}
+
+// startConn serves a new connection (a TLS one with its handshake done),
+// or tells it why not and closes it: too many clients, or protected mode.
+func (s *Server) startConn(nc net.Conn) {
 	c := &Conn{srv: s, nc: nc, buf: make([]byte, defaultReadBytes), fd: -1}
 	s.InitClient(&c.Client, c, s.nextID.Add(1), nc.RemoteAddr().String(), nc.LocalAddr().String())
 	s.mu.Lock()
@@ -258,9 +319,14 @@ func (s *Server) startConn(nc net.Conn) {
 	if int64(len(s.conns)) >= s.maxClients.Load() {
 		s.mu.Unlock()
 		s.rejectedConns.Add(1)
-		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
-		nc.Close()
+		refuse(nc, resp.ErrMaxClients)
+		return
+	}
+	if s.protectedMode.Load() && s.protects(nc.RemoteAddr()) {
+		s.mu.Unlock()
+		s.totalConns.Add(1) // as Redis, counted as received and as rejected
+		s.rejectedConns.Add(1)
+		refuse(nc, resp.ErrProtectedMode)
 		return
 	}
 	if len(s.loops) > 0 {
@@ -284,6 +350,25 @@ func (s *Server) startConn(nc net.Conn) {
 		}
 	}
 	go c.serve()
+}
+
+// refuse tells nc's client why it is not served, and closes nc.
+func refuse(nc net.Conn, msg string) {
+	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	nc.Write([]byte("-" + msg + "\r\n"))
+	closeNow(nc)
+}
+
+// protects reports whether protected mode refuses a client from addr:
+// the default user has no password and addr is not a loopback address.
+// Any 127.0.0.0/8 address is one, as Redis 7.2+ counts them (7.0 took only
+// 127.0.0.1 and ::1), and so is an IPv4-mapped one on a dual-stack
+// listener. What is not TCP (a pipe) is local, as Redis's Unix sockets.
+func (s *Server) protects(addr net.Addr) bool {
+	if ta, ok := addr.(*net.TCPAddr); !ok || ta.IP.IsLoopback() {
+		return false
+	}
+	return s.cfg.String(config.RequirePass) == ""
 }
 
 func (s *Server) removeConn(c *Conn) {
@@ -352,7 +437,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.mu.Lock()
 		for _, c := range s.conns {
-			c.nc.Close()
+			closeNow(c.nc)
 		}
 		s.mu.Unlock()
 		return ctx.Err()
