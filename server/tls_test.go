@@ -389,11 +389,8 @@ func TestTLSRedisCli(t *testing.T) {
 	if err != nil {
 		t.Skip("redis-cli not installed")
 	}
-	p := newPKI(t)
-	ca := p.ca("ca")
-	ts := tlsServer(t, p, ca)
-	cert, key := p.leaf(ca, "client", false)
-	_, port, _ := net.SplitHostPort(ts.srv.TLSAddr().String())
+	m := newMutualTLS(t)
+	ca, cert, key, port := m.ca, m.cert, m.key, m.port
 	out, err := exec.Command(bin, "--tls", "--cacert", ca.file, "--cert", cert, "--key", key, "-p", port, "CL.THROTTLE", "k", "1", "2", "60").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Equal(t, "0\n2\n1\n-1\n30\n", string(out))
@@ -408,4 +405,22 @@ func configSet(c *redis.Client, kv ...string) error {
 		args = append(args, a)
 	}
 	return c.Do(ctx, args...).Err()
+}
+
+// mutualTLS is a server on a TLS port that wants client certificates
+// (tls-auth-clients yes), and a client certificate it takes.
+type mutualTLS struct {
+	ca        *testCA
+	cert, key string // the client's
+	port      string // the TLS port
+}
+
+func newMutualTLS(t *testing.T) mutualTLS {
+	t.Helper()
+	p := newPKI(t)
+	ca := p.ca("ca")
+	ts := tlsServer(t, p, ca)
+	cert, key := p.leaf(ca, "client", false)
+	_, port, _ := net.SplitHostPort(ts.srv.TLSAddr().String())
+	return mutualTLS{ca: ca, cert: cert, key: key, port: port}
 }
