@@ -152,7 +152,26 @@ func (s *Server) Listen() error {
 			return err
 		}
 	}
+	s.warnExposed()
 	return nil
+}
+
+// warnExposed says, at start, when a listener is reachable from other
+// hosts and no password is set: who gets in depends on protected-mode.
+func (s *Server) warnExposed() {
+	if s.cfg.String(config.RequirePass) != "" {
+		return
+	}
+	for _, ln := range s.listeners {
+		if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
+			if s.cfg.Bool(config.ProtectedMode) {
+				s.log.Info("protected mode: no password is set, so clients from other hosts are refused until requirepass is set", "addr", ta.String())
+			} else {
+				s.log.Warn("listening beyond loopback with protected-mode no and no password: every client that reaches this address is served", "addr", ta.String())
+			}
+			return
+		}
+	}
 }
 
 // listenAll adds a listener on every bind address on port.
