@@ -59,9 +59,10 @@ type Server struct {
 	prefetch     atomic.Int32   // prefetch-batch: prefetchNo, prefetchAuto or prefetchYes
 
 	// TLS (tls.go).
-	tlsCtx    atomic.Pointer[tlsContext] // nil without a TLS listener
-	tlsAuth   atomic.Int32               // tls-auth-clients: authNo, authYes or authOptional
-	tlsListen *tls.Config                // picks tlsCtx for each handshake
+	tlsCtx     atomic.Pointer[tlsContext] // nil without a TLS listener
+	tlsAuth    atomic.Int32               // tls-auth-clients: authNo, authYes or authOptional
+	tlsListen  *tls.Config                // picks tlsCtx for each handshake
+	handshakes atomic.Int64               // TLS handshakes under way, at most maxclients
 }
 
 // New returns a server for store configured by cfg. Call Listen, then Serve.
@@ -295,6 +296,15 @@ func (s *Server) accept(ln net.Listener, secure bool) error {
 		}
 		wait = 0
 		if secure {
+			// Each handshake has a goroutine until it ends (10 s at most):
+			// bound them as the clients are, closing the connection as
+			// Redis does a TLS one past maxclients.
+			if s.handshakes.Add(1) > s.maxClients.Load() {
+				s.handshakes.Add(-1)
+				s.rejectedConns.Add(1)
+				nc.Close()
+				continue
+			}
 			go s.handshake(nc)
 			continue
 		}

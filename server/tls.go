@@ -334,12 +334,14 @@ func expireSessions(c *tls.Config, timeout time.Duration) {
 }
 
 // handshake runs the TLS handshake of a connection accepted on a TLS
-// port, then serves it.
+// port (counted in s.handshakes by accept), then serves it.
 func (s *Server) handshake(nc net.Conn) {
 	setSocketOptions(nc)
 	tc := tls.Server(nc, s.tlsListen)
 	tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
-	if err := tc.Handshake(); err != nil {
+	err := tc.Handshake()
+	s.handshakes.Add(-1)
+	if err != nil {
 		s.log.Debug("TLS handshake failed", "addr", nc.RemoteAddr().String(), "err", err)
 		nc.Close()
 		return

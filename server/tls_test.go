@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"os"
@@ -423,4 +424,33 @@ func newMutualTLS(t *testing.T) mutualTLS {
 	cert, key := p.leaf(ca, "client", false)
 	_, port, _ := net.SplitHostPort(ts.srv.TLSAddr().String())
 	return mutualTLS{ca: ca, cert: cert, key: key, port: port}
+}
+
+// Handshakes under way are bounded by maxclients: connections that never
+// handshake cannot pile up goroutines; the next one is closed at once.
+func TestTLSHandshakesBounded(t *testing.T) {
+	p := newPKI(t)
+	ca := p.ca("ca")
+	ts := tlsServer(t, p, ca, "tls-auth-clients", "no", "maxclients", "2")
+	addr := ts.srv.TLSAddr().String()
+	var idle []net.Conn
+	for range 2 {
+		nc, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		idle = append(idle, nc)
+	}
+	require.Eventually(t, func() bool { return ts.srv.handshakes.Load() == 2 }, 5*time.Second, time.Millisecond)
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = nc.Read(make([]byte, 1))
+	require.Error(t, err)
+	require.False(t, errors.Is(err, os.ErrDeadlineExceeded), "the third must be closed, not left waiting")
+	nc.Close()
+	for _, c := range idle {
+		c.Close()
+	}
+	require.Eventually(t, func() bool { return ts.srv.handshakes.Load() == 0 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, tlsPing(ts, clientTLS(t, ca, "", "")))
+	require.Equal(t, "1", infoFields(t, ts.client(t, 2).Info(ctx, "stats").Val())["rejected_connections"])
 }
