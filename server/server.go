@@ -351,7 +351,9 @@ func (s *Server) startConn(nc net.Conn) {
 		refuse(nc, resp.ErrMaxClients)
 		return
 	}
-	if s.protectedMode.Load() && s.protects(nc.RemoteAddr()) {
+	// A client authenticated from the start means the default user has
+	// no password.
+	if s.protectedMode.Load() && c.Authed && !local(nc.RemoteAddr()) {
 		s.mu.Unlock()
 		s.totalConns.Add(1) // as Redis, counted as received and as rejected
 		s.rejectedConns.Add(1)
@@ -388,16 +390,13 @@ func refuse(nc net.Conn, msg string) {
 	closeNow(nc)
 }
 
-// protects reports whether protected mode refuses a client from addr:
-// the default user has no password and addr is not a loopback address.
-// Any 127.0.0.0/8 address is one, as Redis 7.2+ counts them (7.0 took only
-// 127.0.0.1 and ::1), and so is an IPv4-mapped one on a dual-stack
-// listener. What is not TCP (a pipe) is local, as Redis's Unix sockets.
-func (s *Server) protects(addr net.Addr) bool {
-	if ta, ok := addr.(*net.TCPAddr); !ok || ta.IP.IsLoopback() {
-		return false
-	}
-	return s.cfg.String(config.RequirePass) == ""
+// local reports whether protected mode lets a client from addr in: a
+// loopback address, any of 127.0.0.0/8 as Redis 7.2+ counts them (7.0 took
+// only 127.0.0.1 and ::1), IPv4-mapped ones on a dual-stack listener too;
+// or not TCP at all (a pipe), as Redis's Unix sockets.
+func local(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return !ok || ta.IP.IsLoopback()
 }
 
 func (s *Server) removeConn(c *Conn) {
