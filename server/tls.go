@@ -309,7 +309,8 @@ func checkCipherSuites13(v string) error {
 var sessionStamp = []byte("ratekv-created:")
 
 // expireSessions makes c's session tickets resumable for timeout only
-// (tls-session-cache-timeout): Go's own limit is 7 days.
+// (tls-session-cache-timeout), counted from when the ticket was issued
+// (Go issues a new one on each resumption); Go's own limit is 7 days.
 func expireSessions(c *tls.Config, timeout time.Duration) {
 	c.WrapSession = func(cs tls.ConnectionState, ss *tls.SessionState) ([]byte, error) {
 		stamp := binary.BigEndian.AppendUint64(append([]byte(nil), sessionStamp...), uint64(time.Now().UnixNano()))
@@ -321,16 +322,21 @@ func expireSessions(c *tls.Config, timeout time.Duration) {
 		if ss == nil || err != nil {
 			return ss, err
 		}
-		for _, e := range ss.Extra {
-			if rest, ok := bytes.CutPrefix(e, sessionStamp); ok && len(rest) == 8 {
-				created := time.Unix(0, int64(binary.BigEndian.Uint64(rest)))
-				if time.Since(created) < timeout {
-					return ss, nil
-				}
-			}
+		if created, ok := sessionCreated(ss); ok && time.Since(created) < timeout {
+			return ss, nil
 		}
 		return nil, nil // expired or unstamped: a full handshake
 	}
+}
+
+// sessionCreated returns the creation time stamped on ss, if any.
+func sessionCreated(ss *tls.SessionState) (time.Time, bool) {
+	for _, e := range ss.Extra {
+		if rest, ok := bytes.CutPrefix(e, sessionStamp); ok && len(rest) == 8 {
+			return time.Unix(0, int64(binary.BigEndian.Uint64(rest))), true
+		}
+	}
+	return time.Time{}, false
 }
 
 // handshake runs the TLS handshake of a connection accepted on a TLS
