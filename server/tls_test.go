@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -453,4 +454,18 @@ func TestTLSHandshakesBounded(t *testing.T) {
 	require.Eventually(t, func() bool { return ts.srv.handshakes.Load() == 0 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, tlsPing(ts, clientTLS(t, ca, "", "")))
 	require.Equal(t, "1", infoFields(t, ts.client(t, 2).Info(ctx, "stats").Val())["rejected_connections"])
+}
+
+// CLIENT KILL closes a TLS client as any other, without waiting on it.
+func TestTLSClientKill(t *testing.T) {
+	p := newPKI(t)
+	ca := p.ca("ca")
+	ts := tlsServer(t, p, ca, "tls-auth-clients", "no")
+	sec := redis.NewClient(&redis.Options{Addr: ts.srv.TLSAddr().String(), TLSConfig: clientTLS(t, ca, "", ""), PoolSize: 1, MaxRetries: -1})
+	defer sec.Close()
+	id, err := sec.ClientID(ctx).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), ts.client(t, 2).ClientKillByFilter(ctx, "ID", strconv.FormatInt(id, 10)).Val())
+	require.Error(t, sec.Ping(ctx).Err())
+	require.Eventually(t, func() bool { return len(ts.srv.clients()) == 1 }, 5*time.Second, time.Millisecond)
 }
