@@ -28,7 +28,9 @@ USER nonroot:nonroot
 # as with the official redis image (docker run ratekv /etc/ratekv/ratekv.conf
 # --loglevel warning). ratekv applies its arguments in order, so --bind and
 # --dir here are defaults that the file may change, and options after the
-# file win over it.
+# file win over it. On 0.0.0.0, protected mode (the default) refuses
+# clients from other hosts and containers until requirepass is set: pass it
+# from a mounted secret file with --include (README, Docker), never here.
 ENTRYPOINT ["/usr/local/bin/ratekv", "--bind", "0.0.0.0", "--dir", "/data"]
 CMD []
 # The image has no shell and no redis-cli: ratekv pings itself, at the

@@ -149,6 +149,9 @@ func run(args []string) int {
 	}
 	srv.SetPersistence(mgr)
 	mgr.Start()
+	if a := srv.TLSAddr(); a != nil {
+		log.Info("TLS listening", "addr", a.String())
+	}
 	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", command.Version, "shards", store.NumShards())
 
 	errc := make(chan error, 1)

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ratekv/ratekv/config"
@@ -67,7 +70,8 @@ func pingArgs(args []string) (rest []string, host string, explicit, ping bool) {
 // given (explicit); else where the server of the configured data directory
 // said it listens, in its lock file, so that the Docker image's health
 // check finds the server whatever port its configuration gave it; else at
-// the first bind address and the configured port. A wildcard address
+// the first bind address and the configured port (tls-port when port is 0).
+// A wildcard address
 // gives this host's loopback addresses, to be tried in turn.
 func pingAddrs(cfg *config.Config, host string, explicit bool) ([]string, error) {
 	if !explicit {
@@ -78,6 +82,9 @@ func pingAddrs(cfg *config.Config, host string, explicit bool) ([]string, error)
 		}
 	}
 	port := strconv.FormatInt(cfg.Int(config.Port), 10)
+	if port == "0" && cfg.Int(config.TLSPort) != 0 { // TLS only: ping answers over TLS
+		port = strconv.FormatInt(cfg.Int(config.TLSPort), 10)
+	}
 	if port == "0" {
 		return nil, errors.New("port 0: give the server's port with --port")
 	}
@@ -128,13 +135,55 @@ func pingAny(addrs []string, timeout time.Duration) (string, error) {
 }
 
 // ping sends PING to addr and returns the reply when it shows a live
-// server (+PONG, or -NOAUTH).
+// server (+PONG, or -NOAUTH). A server that closes the connection without
+// a reply may be a TLS port (a TLS-only server announces that one): the
+// PING goes again over TLS (see pingTLS).
 func ping(addr string, timeout time.Duration) (string, error) {
 	deadline := time.Now().Add(timeout)
 	conn, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return "", err
 	}
+	reply, err := pingOn(conn, deadline)
+	if err != nil && errors.Is(err, errNoReply) && time.Now().Before(deadline) {
+		if r, terr := pingTLS(addr, deadline); terr == nil {
+			return r, nil
+		}
+	}
+	return reply, err
+}
+
+// errNoReply: the server closed the connection before any reply.
+var errNoReply = errors.New("no reply")
+
+// pingTLS is ping over TLS. It checks that the server is alive, not who
+// it is, so it verifies no certificate and presents none: a server that
+// wants a client certificate answers the handshake with an alert, which
+// shows it alive as well.
+func pingTLS(addr string, deadline time.Time) (string, error) {
+	d := &net.Dialer{Deadline: deadline}
+	conn, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		return tlsAlive(err)
+	}
+	reply, err := pingOn(conn, deadline)
+	if err != nil {
+		return tlsAlive(err)
+	}
+	return reply + " (TLS)", nil
+}
+
+// tlsAlive reports a TLS alert from the server as a live server's answer.
+func tlsAlive(err error) (string, error) {
+	if m := err.Error(); strings.Contains(m, "remote error: tls: ") {
+		return "TLS server answered: " + m[strings.Index(m, "remote error: ")+len("remote error: "):], nil
+	}
+	return "", err
+}
+
+// pingOn sends PING on conn, closes it, and returns the reply of a live
+// server.
+func pingOn(conn net.Conn, deadline time.Time) (string, error) {
 	defer conn.Close()
 	if err := conn.SetDeadline(deadline); err != nil {
 		return "", err
@@ -144,7 +193,12 @@ func ping(addr string, timeout time.Duration) (string, error) {
 	}
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil {
-		return "", fmt.Errorf("no reply: %w", err)
+		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+			err = fmt.Errorf("%w: %w", errNoReply, err)
+		} else {
+			err = fmt.Errorf("no reply: %w", err)
+		}
+		return "", err
 	}
 	line = strings.TrimRight(line, "\r\n")
 	switch {

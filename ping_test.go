@@ -2,7 +2,13 @@ package main
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -76,6 +82,14 @@ func TestPingAddrs(t *testing.T) {
 			t.Errorf("step %d: bind %q port %s host %q: have %q, %v; want %q", i, tt.bind, tt.port, tt.host, have, err, tt.want)
 		}
 	}
+	// TLS only (port 0 with a tls-port): the TLS port.
+	cfg := config.New()
+	require.NoError(t, cfg.Set("dir", t.TempDir()))
+	require.NoError(t, cfg.Set("port", "0"))
+	require.NoError(t, cfg.Set("tls-port", "6390"))
+	addrs, err := pingAddrs(cfg, "", false)
+	require.NoError(t, err)
+	require.Equal(t, []string{"127.0.0.1:6390"}, addrs)
 }
 
 // fakeServer answers each connection's first line with reply ("" : never).
@@ -84,25 +98,29 @@ func fakeServer(t *testing.T, reply string) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	go answer(ln, reply)
+	return ln.Addr().String()
+}
+
+// answer answers the first line of each connection ln accepts with reply
+// ("": never), until ln is closed.
+func answer(ln net.Listener, reply string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			r := bufio.NewReader(c)
+			r.ReadString('\n')
+			if reply == "" { // a server that hangs, until the client gives up
+				io.Copy(io.Discard, r)
 				return
 			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				r.ReadString('\n')
-				if reply == "" { // a server that hangs, until the client gives up
-					io.Copy(io.Discard, r)
-					return
-				}
-				c.Write([]byte(reply))
-			}()
-		}
-	}()
-	return ln.Addr().String()
+			c.Write([]byte(reply))
+		}()
+	}
 }
 
 func TestPingReplies(t *testing.T) {
@@ -238,4 +256,31 @@ func TestVersionCommand(t *testing.T) {
 	out, err := exec.Command(bin, "--version").Output()
 	require.NoError(t, err)
 	require.Regexp(t, versionShape, string(out))
+}
+
+// A TLS-only server (the port a TLS-only ratekv announces) answers the
+// PING over TLS; one that wants a client certificate answers with an
+// alert, alive all the same.
+func TestPingTLS(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	for i, tt := range []struct {
+		auth tls.ClientAuthType
+		want string
+	}{
+		{tls.NoClientCert, "PONG (TLS)"},
+		{tls.RequireAnyClientCert, "TLS server answered: tls: certificate required"},
+	} {
+		ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tt.auth})
+		require.NoError(t, err)
+		go answer(ln, "+PONG\r\n")
+		have, err := ping(ln.Addr().String(), 2*time.Second)
+		require.NoError(t, err, "step %d", i)
+		require.Equal(t, tt.want, have, "step %d", i)
+		ln.Close()
+	}
 }

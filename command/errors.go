@@ -1,5 +1,7 @@
 package command
 
+import "errors"
+
 // Every error text a command can reply lives here, byte-equal to what
 // Redis 7 (or redis-cell, for CL.THROTTLE) sends, without the leading '-';
 // the wire protocol's own errors are package resp's (resp/errors.go).
@@ -55,8 +57,9 @@ const (
 	errBgsaveDisk       = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 
 	// Server commands (server.go).
-	errConfigDuplicate   = "duplicate parameter"                       // the reason in errConfigSet
-	errAOFStart          = "Unable to turn on AOF. Check server logs." // the reason in errConfigSet, Redis's (config.c updateAppendonly)
+	errConfigDuplicate   = "duplicate parameter"                                    // the reason in errConfigSet
+	errAOFStart          = "Unable to turn on AOF. Check server logs."              // the reason in errConfigSet, Redis's (config.c updateAppendonly)
+	errTLSConfig         = "Unable to update TLS configuration. Check server logs." // the reason in errConfigSet, Redis's (config.c applyTlsCfg)
 	errGetkeysInvalidCmd = "ERR Invalid command specified"
 	errGetkeysNoKeys     = "ERR The command has no key arguments"
 	errGetkeysArity      = "ERR Invalid number of arguments specified for command"
@@ -185,3 +188,8 @@ const (
 	// Protocol errors: the client is told, then disconnected.
 	errMultiQueueLimit = "ERR the MULTI queue exceeds client-query-buffer-limit (%d bytes); closing connection"
 )
+
+// ErrTLSConfig is what a TLS apply function (config.OnApply) returns when
+// the new files or settings do not load: CONFIG SET then fails with
+// Redis's reason, and the server's log says why.
+var ErrTLSConfig = errors.New(errTLSConfig)

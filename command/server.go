@@ -775,6 +775,20 @@ func cmdConfigSet(c *Client, args [][]byte) {
 			return
 		}
 	}
+	// Then what puts them into effect together (TLS reloads its files
+	// once), as Redis's apply functions: one that fails changed nothing,
+	// and every value goes back.
+	names := make([]string, len(changes))
+	for i, ch := range changes {
+		names[i] = ch.name
+	}
+	if name, err := cfg.Apply(names); err != nil {
+		for j := len(changes) - 1; j >= 0; j-- {
+			cfg.Set(changes[j].name, old[j])
+		}
+		c.WriteError(configSetError(name, err))
+		return
+	}
 	c.eng.log.Info("CONFIG SET", "id", c.ID, "addr", c.Addr, "params", len(changes))
 	c.WriteOK()
 }

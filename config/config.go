@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -79,6 +80,22 @@ var Params = []Param{
 	{Name: "cluster-announce-ip", Default: "", Mutable: true, Usage: `the IP address cluster clients are told to connect to ("": the address each client connected to)`, Check: announceIP},
 	{Name: "cluster-announce-port", Default: "0", Mutable: true, Usage: "the port cluster clients are told to connect to (0: the port each client connected to)", Check: intRange(0, 65535)},
 	{Name: "cluster-announce-hostname", Default: "", Mutable: true, Usage: `the hostname CLUSTER SLOTS, SHARDS and NODES report besides the address ("": none)`, Check: announceHostname},
+	{Name: "protected-mode", Default: "yes", Mutable: true, Usage: "while the default user has no password (requirepass), refuse clients that connect from other than a loopback address, with Redis's -DENIED error", Check: yesNo},
+	{Name: "tls-port", Default: "0", Usage: "TLS port on every bind address (0: no TLS; with it, port 0 means no plaintext port, as in Redis)", Check: intRange(0, 65535)},
+	{Name: "tls-cert-file", Default: "", Mutable: true, Usage: "the server's certificate (PEM, with its chain); CONFIG SET reloads it, and the key, for new connections", Check: anyValue},
+	{Name: "tls-key-file", Default: "", Mutable: true, Usage: "the private key of tls-cert-file (PEM; PKCS#1, PKCS#8 or SEC 1, encrypted or not)", Check: anyValue},
+	{Name: "tls-key-file-pass", Default: "", Mutable: true, Usage: "the password of an encrypted tls-key-file", Check: anyValue},
+	{Name: "tls-ca-cert-file", Default: "", Mutable: true, Usage: "CA certificates (PEM) that client certificates must chain to", Check: anyValue},
+	{Name: "tls-ca-cert-dir", Default: "", Mutable: true, Usage: "a directory of CA certificates (PEM files), as tls-ca-cert-file", Check: anyValue},
+	{Name: "tls-auth-clients", Default: "yes", Mutable: true, Usage: "clients must present a certificate signed by a tls-ca-cert-* CA (yes), may (optional: checked when given), or need not (no)", Check: oneOf("no", "yes", "optional")},
+	{Name: "tls-protocols", Default: "", Mutable: true, Usage: `TLS versions to accept, of "TLSv1 TLSv1.1 TLSv1.2 TLSv1.3" ("": TLSv1.2 and TLSv1.3); Go accepts the range from the lowest to the highest given`, Check: anyValue},
+	{Name: "tls-ciphers", Default: "", Mutable: true, Usage: `TLS 1.2 and older cipher suites, OpenSSL or IANA names separated by ':' (DEFAULT, HIGH and ALL: Go's secure set; !name or -name removes one; "": Go's secure set)`, Check: anyValue},
+	{Name: "tls-ciphersuites", Default: "", Mutable: true, Usage: "TLS 1.3 suites, checked but not applied: Go always offers its three (TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256)", Check: anyValue},
+	{Name: "tls-prefer-server-ciphers", Default: "no", Mutable: true, Usage: "accepted for Redis's sake: Go orders cipher suites itself, by the hardware of both sides", Check: yesNo},
+	{Name: "tls-session-caching", Default: "yes", Mutable: true, Usage: "let clients resume TLS sessions (session tickets)", Check: yesNo},
+	{Name: "tls-session-cache-size", Default: "20480", Mutable: true, Usage: "accepted for Redis's sake: Go's session tickets are kept by the clients, so the server has no session cache to size", Check: intRange(0, math.MaxInt32)},
+	{Name: "tls-session-cache-timeout", Default: "300", Mutable: true, Usage: "seconds a TLS session can be resumed for", Check: intRange(0, math.MaxInt32)},
+	{Name: "tls-replication", Default: "no", Mutable: true, Usage: "use TLS for replication links (stored for replication)", Check: yesNo},
 }
 
 // Lookup returns the parameter named name (case-insensitive).
@@ -103,6 +120,7 @@ type Config struct {
 	mu       sync.RWMutex // guards vals, hooks and warnings
 	vals     []value      // by index in Params
 	hooks    [][]func(value string)
+	appliers []applier
 	warnings []Warning // of the last Parse
 }
 
@@ -169,6 +187,46 @@ func (c *Config) OnChange(k Key, fn func(value string)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hooks[k.index()] = append(c.hooks[k.index()], fn)
+}
+
+// applier is an OnApply registration.
+type applier struct {
+	keys []Key
+	fn   func() error
+}
+
+// OnApply registers fn to put the parameters of keys into effect together
+// after a CONFIG SET changed any of them (Apply), as Redis's apply
+// functions do: TLS reloads its certificates once for a CONFIG SET of both
+// the certificate and its key. fn reads the values with the getters; when
+// it fails it must leave everything as it was, and CONFIG SET then
+// restores the old values and fails.
+func (c *Config) OnApply(fn func() error, keys ...Key) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.appliers = append(c.appliers, applier{keys, fn})
+}
+
+// Apply runs, once each, the OnApply functions of the parameters named
+// (canonical names, as CONFIG SET gave them), in the order of names. It
+// stops at the first that fails and returns the name it ran for.
+func (c *Config) Apply(names []string) (string, error) {
+	c.mu.RLock()
+	appliers := c.appliers
+	c.mu.RUnlock()
+	done := make([]bool, len(appliers))
+	for _, name := range names {
+		for i, a := range appliers {
+			if done[i] || !slices.ContainsFunc(a.keys, func(k Key) bool { return k.Name() == name }) {
+				continue
+			}
+			done[i] = true
+			if err := a.fn(); err != nil {
+				return name, err
+			}
+		}
+	}
+	return "", nil
 }
 
 // ErrUnknown is returned for a parameter name not in Params.

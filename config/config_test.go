@@ -237,3 +237,47 @@ func TestClusterAnnounceChecks(t *testing.T) {
 		}
 	}
 }
+
+// Apply runs each OnApply function once for a CONFIG SET of several of its
+// parameters, in the order the names came, and stops at the first failure,
+// naming the parameter it ran for.
+func TestApply(t *testing.T) {
+	c := New()
+	var ran []string
+	fail := errors.New("does not load")
+	c.OnApply(func() error { ran = append(ran, "tls"); return nil }, TLSCertFile, TLSKeyFile)
+	c.OnApply(func() error { ran = append(ran, "bad"); return fail }, TLSProtocols)
+	c.OnApply(func() error { ran = append(ran, "other"); return nil }, TLSCiphers)
+
+	for i, tt := range []struct {
+		names []string
+		ran   []string
+		name  string
+	}{
+		{[]string{"tls-key-file", "maxclients", "tls-cert-file"}, []string{"tls"}, ""},
+		{[]string{"maxclients"}, nil, ""},
+		{[]string{"tls-ciphers", "tls-protocols", "tls-cert-file"}, []string{"other", "bad"}, "tls-protocols"},
+	} {
+		ran = nil
+		name, err := c.Apply(tt.names)
+		if tt.name == "" && err != nil || tt.name != "" && !errors.Is(err, fail) {
+			t.Errorf("step %d: err %v", i, err)
+		}
+		if name != tt.name || strings.Join(ran, ",") != strings.Join(tt.ran, ",") {
+			t.Errorf("step %d: have %q ran %v, want %q ran %v", i, name, ran, tt.name, tt.ran)
+		}
+	}
+}
+
+func TestSecurityDefaults(t *testing.T) {
+	c := New()
+	for i, tt := range []struct{ name, want string }{
+		{"protected-mode", "yes"}, {"tls-port", "0"}, {"tls-auth-clients", "yes"}, {"tls-session-caching", "yes"},
+		{"tls-session-cache-size", "20480"}, {"tls-session-cache-timeout", "300"}, {"tls-prefer-server-ciphers", "no"},
+		{"tls-replication", "no"}, {"tls-protocols", ""},
+	} {
+		if got := get(c, tt.name); got != tt.want {
+			t.Errorf("step %d: %s = %q, want %q", i, tt.name, got, tt.want)
+		}
+	}
+}

@@ -114,6 +114,22 @@ var (
 	ClusterAnnounceIP         = StringKey{newKey("cluster-announce-ip", kindString)}
 	ClusterAnnouncePort       = IntKey{newKey("cluster-announce-port", kindInt)}
 	ClusterAnnounceHostname   = StringKey{newKey("cluster-announce-hostname", kindString)}
+	ProtectedMode             = BoolKey{newKey("protected-mode", kindBool)}
+	TLSPort                   = IntKey{newKey("tls-port", kindInt)}
+	TLSCertFile               = StringKey{newKey("tls-cert-file", kindString)}
+	TLSKeyFile                = StringKey{newKey("tls-key-file", kindString)}
+	TLSKeyFilePass            = StringKey{newKey("tls-key-file-pass", kindString)}
+	TLSCACertFile             = StringKey{newKey("tls-ca-cert-file", kindString)}
+	TLSCACertDir              = StringKey{newKey("tls-ca-cert-dir", kindString)}
+	TLSAuthClients            = StringKey{newKey("tls-auth-clients", kindString)}
+	TLSProtocols              = StringKey{newKey("tls-protocols", kindString)}
+	TLSCiphers                = StringKey{newKey("tls-ciphers", kindString)}
+	TLSCipherSuites           = StringKey{newKey("tls-ciphersuites", kindString)}
+	TLSPreferServerCiphers    = BoolKey{newKey("tls-prefer-server-ciphers", kindBool)}
+	TLSSessionCaching         = BoolKey{newKey("tls-session-caching", kindBool)}
+	TLSSessionCacheSize       = IntKey{newKey("tls-session-cache-size", kindInt)}
+	TLSSessionCacheTimeout    = IntKey{newKey("tls-session-cache-timeout", kindInt)}
+	TLSReplication            = BoolKey{newKey("tls-replication", kindBool)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the

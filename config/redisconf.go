@@ -13,7 +13,7 @@ import (
 //   - ignore: Redis's own machinery that ratekv has no counterpart for and
 //     no client can tell apart (encodings, allocator, rehashing, process
 //     title), settings that take effect only with a directive ratekv
-//     refuses (replication, cluster, TLS), or a value that asks for what
+//     refuses (replication, cluster), or a value that asks for what
 //     ratekv does anyway (daemonize no, Redis's default value);
 //   - warn, once per directive name: the file asks for something ratekv
 //     does not do, and running without it is safe (the client gets an
@@ -21,8 +21,8 @@ import (
 //     expectation);
 //   - refuse to start: running without it would be unsafe or surprising:
 //     a command left callable that the file hides (rename-command), users
-//     and restrictions that would not exist (user, aclfile), plaintext
-//     where TLS was asked for, a server that does not follow its primary
+//     and restrictions that would not exist (user, aclfile), a server
+//     that does not follow its primary
 //     (replicaof) or does not fork when told to.
 //
 // A name in neither table is an error, as in Redis: a typo must not pass
@@ -95,7 +95,7 @@ const (
 	internals   = "tunes Redis's own machinery (encodings, allocator, background tasks), which ratekv does not have"
 	replication = "configures replication, which ratekv does not have (replicaof refuses)"
 	cluster     = "tunes Redis Cluster's bus and failover between nodes; ratekv's cluster mode is one node"
-	tls         = "takes effect only with tls-port, which ratekv refuses"
+	outgoing    = "configures TLS for outgoing connections (replication, cluster), which ratekv does not make"
 	acl         = "concerns ACL users, which ratekv does not have (user and aclfile refuse)"
 	cpuList     = "ratekv does not pin its threads to CPUs; use taskset or systemd's CPUAffinity="
 )
@@ -105,9 +105,8 @@ const (
 // and 7.2's additions), under every name Redis accepts for it.
 var redisDirectives = map[string]directive{
 	// Network and process.
-	"protected-mode": warnUnless("not enforced yet: ratekv serves any client that reaches a bind address; bind to loopback or set requirepass", "no"),
-	"tcp-backlog":    warnUnless("ratekv listens with the kernel's backlog (somaxconn)", "511"),
-	"tcp-keepalive":  warnUnless("ratekv sends TCP keepalives every 300 s", "300"),
+	"tcp-backlog":   warnUnless("ratekv listens with the kernel's backlog (somaxconn)", "511"),
+	"tcp-keepalive": warnUnless("ratekv sends TCP keepalives every 300 s", "300"),
 	"unixsocket": refuseUnless("ratekv listens on TCP only: the socket's clients would find nothing "+
 		"(and port 0, Redis's \"no TCP\", means \"any free port\" in ratekv)", ""),
 	"unixsocketperm":   silent("takes effect only with unixsocket, which ratekv refuses"),
@@ -264,27 +263,12 @@ var redisDirectives = map[string]directive{
 	"cluster-slave-no-failover":           silent(cluster),
 	"cluster-slave-validity-factor":       silent(cluster),
 
-	// TLS.
-	"tls-port":                  refuseUnless("ratekv has no TLS: it will not serve plaintext where TLS was asked for", "0"),
-	"tls-auth-clients":          silent(tls),
-	"tls-ca-cert-dir":           silent(tls),
-	"tls-ca-cert-file":          silent(tls),
-	"tls-cert-file":             silent(tls),
-	"tls-ciphers":               silent(tls),
-	"tls-ciphersuites":          silent(tls),
-	"tls-client-cert-file":      silent(tls),
-	"tls-client-key-file":       silent(tls),
-	"tls-client-key-file-pass":  silent(tls),
-	"tls-cluster":               silent(tls),
-	"tls-dh-params-file":        silent(tls),
-	"tls-key-file":              silent(tls),
-	"tls-key-file-pass":         silent(tls),
-	"tls-prefer-server-ciphers": silent(tls),
-	"tls-protocols":             silent(tls),
-	"tls-replication":           silent(tls),
-	"tls-session-cache-size":    silent(tls),
-	"tls-session-cache-timeout": silent(tls),
-	"tls-session-caching":       silent(tls),
+	// TLS: what only outgoing connections (replication, cluster) use.
+	"tls-client-cert-file":     silent(outgoing),
+	"tls-client-key-file":      silent(outgoing),
+	"tls-client-key-file-pass": silent(outgoing),
+	"tls-cluster":              silent(cluster),
+	"tls-dh-params-file":       silent("Go's TLS has no finite-field Diffie-Hellman suites: key exchange is ECDHE"),
 }
 
 // daemonize yes asks Redis to fork into the background. ratekv does not

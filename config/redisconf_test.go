@@ -44,29 +44,28 @@ func TestRedisDirectives(t *testing.T) {
 		// Applied: ratekv's own parameters.
 		{conf: "port 7000\nlogfile /tmp/x.log\npidfile /tmp/x.pid\nsupervised systemd\n", env: "@sd",
 			applied: map[string]string{"port": "7000", "logfile": "/tmp/x.log", "pidfile": "/tmp/x.pid", "supervised": "systemd"}},
+		{conf: "protected-mode no\ntls-port 6390\nport 0\ntls-cert-file /x.crt\ntls-auth-clients optional\n",
+			applied: map[string]string{"protected-mode": "no", "tls-port": "6390", "port": "0", "tls-cert-file": "/x.crt", "tls-auth-clients": "optional"}},
 		{conf: "appendonly no\ndbfilename snap.rkv\nsave 900 1\n",
 			applied: map[string]string{"appendonly": "no", "dbfilename": "snap.rkv", "save": "900 1"}},
 		// Ignored silently: Redis's machinery, or values that ask for what
 		// ratekv does anyway.
 		{conf: "hz 10\nactiverehashing yes\nhash-max-listpack-entries 512\nrepl-diskless-sync yes\n" +
-			"daemonize no\ncluster-enabled no\ntls-port 0\ntls-cert-file /x.crt\nreplicaof no one\n" +
-			"protected-mode no\ntcp-keepalive 300\nnotify-keyspace-events \"\"\ndatabases 1\nunixsocket \"\"\n" +
+			"daemonize no\ncluster-enabled no\ntls-client-cert-file /x.crt\ntls-dh-params-file /x.dh\nreplicaof no one\n" +
+			"tcp-keepalive 300\nnotify-keyspace-events \"\"\ndatabases 1\nunixsocket \"\"\n" +
 			"client-output-buffer-limit normal 0 0 0\nclient-output-buffer-limit replica 256mb 64mb 60\n"},
 		// Warned, once per name, naming the value in force.
-		{conf: "protected-mode yes\n", warn: []string{"protected-mode"}},
 		{conf: "databases 16\n", warn: []string{"databases"}},
 		{conf: "dbfilename dump.rdb\n", warn: []string{"dbfilename"}, applied: map[string]string{"dbfilename": "dump.rdb"}},
 		{conf: "slowlog-log-slower-than 100\nslowlog-log-slower-than 200\ntcp-keepalive 60\n",
 			warn: []string{"slowlog-log-slower-than", "tcp-keepalive"}},
 		{conf: "client-output-buffer-limit normal 1mb 1mb 60\nclient-output-buffer-limit pubsub 32mb 8mb 60\n",
 			warn: []string{"client-output-buffer-limit"}},
-		{conf: "protected-mode yes\n", flags: []string{"--protected-mode", "no"}},
 		{conf: "supervised systemd\n", warn: []string{"supervised"}}, // no NOTIFY_SOCKET
 		// Refused.
 		{conf: "daemonize yes\n", refuse: []string{"line 1: daemonize yes: ratekv does not fork"}},
 		{conf: "daemonize yes\nsupervised auto\n", refuse: []string{"daemonize yes"}},
 		{conf: "rename-command CONFIG \"\"\n", refuse: []string{`rename-command CONFIG "": ratekv cannot rename`}},
-		{conf: "tls-port 6380\nport 0\n", refuse: []string{"tls-port 6380"}},
 		{conf: "replicaof 10.0.0.1 6379\n", refuse: []string{"replicaof 10.0.0.1 6379"}},
 		{conf: "slaveof 10.0.0.1 6379\n", refuse: []string{"slaveof"}},
 		{conf: "cluster-enabled yes\ncluster-node-timeout 15000\n"}, // a parameter now; the bus's tuning is ignored
@@ -76,7 +75,7 @@ func TestRedisDirectives(t *testing.T) {
 		{conf: "unixsocket /run/redis.sock\n", refuse: []string{"unixsocket"}},
 		{conf: "min-replicas-to-write 1\n", refuse: []string{"min-replicas-to-write"}},
 		{conf: "daemonize yes\nport 1\nloadmodule /x.so\nhz 5\n", refuse: []string{"line 1: daemonize", "line 3: loadmodule"}},
-		{conf: "daemonize yes\nprotected-mode yes\n", refuse: []string{"daemonize"}, warn: []string{"protected-mode"}},
+		{conf: "daemonize yes\ndatabases 16\n", refuse: []string{"daemonize"}, warn: []string{"databases"}},
 		// The value in force decides: a later line or option wins.
 		{conf: "daemonize yes\n", flags: []string{"--daemonize", "no"}},
 		{conf: "daemonize no\n", flags: []string{"--daemonize=yes"}, refuse: []string{"command line: --daemonize yes: ratekv does not fork"}},
@@ -184,7 +183,7 @@ func TestStockRedisConf(t *testing.T) {
 
 			c = New()
 			require.NoError(t, c.Parse([]string{path, "--daemonize", "no", "--port", "0"}))
-			require.Equal(t, []string{"protected-mode", "databases", "dbfilename"}, warned(c))
+			require.Equal(t, []string{"databases", "dbfilename"}, warned(c))
 			for name, want := range map[string]string{
 				"bind": "127.0.0.1 -::1", "port": "0", "dir": "/var/lib/redis", "appendonly": "no",
 				"logfile": "/var/log/redis/redis-server.log", "pidfile": "/run/redis/redis-server.pid",

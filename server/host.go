@@ -54,11 +54,11 @@ func (h host) ResetStats() {
 
 func (h host) Closing() bool { return h.s.closing.Load() }
 
-// Port is the port of the first listener (the configured one before
-// Listen; with port 0, the one it picked).
+// Port is the port of the first plaintext listener (the configured one
+// before Listen; with port 0, the one it picked; 0 without one).
 func (h host) Port() string {
 	s := h.s
-	if len(s.listeners) > 0 { // set by Listen, before any client connects
+	if s.plain > 0 { // set by Listen, before any client connects
 		if _, p, err := net.SplitHostPort(s.listeners[0].Addr().String()); err == nil {
 			return p
 		}
@@ -74,7 +74,7 @@ func (c *Conn) Kill() {
 		return
 	}
 	c.killReq.Store(true) // for serve, should c wait for its SHUTDOWN's outcome
-	c.nc.Close()
+	closeNow(c.nc)
 }
 
 // Wake has c run what it has buffered (a SHUTDOWN refused).

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,12 +32,14 @@ type Server struct {
 	log   *slog.Logger
 
 	// Hot-path copies of mutable config, kept current by watchConfig.
-	maxClients  atomic.Int64
-	idleTimeout atomic.Int64
+	maxClients    atomic.Int64
+	idleTimeout   atomic.Int64
+	protectedMode atomic.Bool
 
 	mu        sync.Mutex
 	conns     map[int64]*Conn
-	listeners []net.Listener
+	listeners []net.Listener // the plaintext ones, then the TLS ones
+	plain     int            // how many of listeners are plaintext
 	nextID    atomic.Int64
 	closing   atomic.Bool
 	wg        sync.WaitGroup
@@ -54,6 +57,12 @@ type Server struct {
 	loops        []*eventLoop   // one per P with event-loop yes; see loop_linux.go
 	batchReplies atomic.Bool    // batch-replies
 	prefetch     atomic.Int32   // prefetch-batch: prefetchNo, prefetchAuto or prefetchYes
+
+	// TLS (tls.go).
+	tlsCtx     atomic.Pointer[tlsContext] // nil without a TLS listener
+	tlsAuth    atomic.Int32               // tls-auth-clients: authNo, authYes or authOptional
+	tlsListen  *tls.Config                // picks tlsCtx for each handshake
+	handshakes atomic.Int64               // TLS handshakes under way, at most maxclients
 }
 
 // New returns a server for store configured by cfg. Call Listen, then Serve.
@@ -69,6 +78,7 @@ func New(store *shards.Store, cfg *config.Config, log *slog.Logger) *Server {
 	}
 	s.Engine.SetHost(host{s})
 	s.watchConfig()
+	s.watchTLS()
 	for range runtime.GOMAXPROCS(0) {
 		s.writers = append(s.writers, newReplyWriter())
 	}
@@ -90,6 +100,7 @@ func (s *Server) watchConfig() {
 			}
 		}},
 		{config.BatchReplies, func() { s.batchReplies.Store(cfg.Bool(config.BatchReplies)) }},
+		{config.ProtectedMode, func() { s.protectedMode.Store(cfg.Bool(config.ProtectedMode)) }},
 		{config.PrefetchBatch, func() {
 			s.prefetch.Store(map[string]int32{"no": prefetchNo, "auto": prefetchAuto, "yes": prefetchYes}[cfg.String(config.PrefetchBatch)])
 		}},
@@ -118,9 +129,56 @@ func (s *Server) retime(t int64) {
 	}
 }
 
-// Listen binds every address of the bind parameter on the configured port.
+// Listen binds every address of the bind parameter on the configured
+// port, and on tls-port when it is set (loading the TLS files first). As
+// in Redis, port 0 with a tls-port means no plaintext port; without one
+// it picks a free port.
 func (s *Server) Listen() error {
-	port := strconv.FormatInt(s.cfg.Int(config.Port), 10)
+	tlsPort := s.cfg.Int(config.TLSPort)
+	if tlsPort != 0 {
+		ctx, err := loadTLS(s.cfg)
+		if err != nil {
+			return fmt.Errorf("TLS: %w", err)
+		}
+		s.tlsCtx.Store(ctx)
+	}
+	if port := s.cfg.Int(config.Port); port != 0 || tlsPort == 0 {
+		if err := s.listenAll(port); err != nil {
+			return err
+		}
+	}
+	s.plain = len(s.listeners)
+	if tlsPort != 0 {
+		if err := s.listenAll(tlsPort); err != nil {
+			return err
+		}
+	}
+	s.warnExposed()
+	return nil
+}
+
+// warnExposed says, at start, when a listener is reachable from other
+// hosts and no password is set: who gets in depends on protected-mode.
+func (s *Server) warnExposed() {
+	if s.cfg.String(config.RequirePass) != "" {
+		return
+	}
+	for _, ln := range s.listeners {
+		if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
+			if s.cfg.Bool(config.ProtectedMode) {
+				s.log.Info("protected mode: no password is set, so clients from other hosts are refused until requirepass is set", "addr", ta.String())
+			} else {
+				s.log.Warn("listening beyond loopback with protected-mode no and no password: every client that reaches this address is served", "addr", ta.String())
+			}
+			return
+		}
+	}
+}
+
+// listenAll adds a listener on every bind address on port.
+func (s *Server) listenAll(p int64) error {
+	port := strconv.FormatInt(p, 10)
+	n := len(s.listeners)
 	for _, host := range strings.Fields(s.cfg.String(config.Bind)) {
 		host, optional := strings.CutPrefix(host, "-") // redis.conf's "-::1"
 		network := "tcp"
@@ -144,7 +202,8 @@ func (s *Server) Listen() error {
 			_, port, _ = net.SplitHostPort(ln.Addr().String())
 		}
 	}
-	if len(s.listeners) == 0 {
+	if len(s.listeners) == n {
+		s.closeListeners()
 		return errors.New("bind names no address")
 	}
 	return nil
@@ -162,8 +221,17 @@ func unavailable(err error) bool {
 	return false
 }
 
-// Addr returns the address of the first listener (useful with port 0).
+// Addr returns the address of the first listener (useful with port 0):
+// a plaintext one, unless there is none.
 func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
+
+// TLSAddr returns the address of the first TLS listener, nil without one.
+func (s *Server) TLSAddr() net.Addr {
+	if s.plain == len(s.listeners) {
+		return nil
+	}
+	return s.listeners[s.plain].Addr()
+}
 
 // Serve accepts connections until Shutdown. It returns nil after Shutdown.
 func (s *Server) Serve() error {
@@ -187,8 +255,8 @@ func (s *Server) Serve() error {
 	}
 	go s.SampleStats()
 	errc := make(chan error, len(s.listeners))
-	for _, ln := range s.listeners {
-		go func(ln net.Listener) { errc <- s.accept(ln) }(ln)
+	for i, ln := range s.listeners {
+		go func(ln net.Listener, secure bool) { errc <- s.accept(ln, secure) }(ln, i >= s.plain)
 	}
 	var first error
 	for range s.listeners {
@@ -199,7 +267,9 @@ func (s *Server) Serve() error {
 	return first
 }
 
-func (s *Server) accept(ln net.Listener) error {
+// accept accepts ln's connections; a TLS listener's (secure) get their
+// handshake first, each in its own goroutine.
+func (s *Server) accept(ln net.Listener, secure bool) error {
 	var wait time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -225,6 +295,20 @@ func (s *Server) accept(ln net.Listener) error {
 			return err
 		}
 		wait = 0
+		if secure {
+			// Each handshake has a goroutine until it ends (10 s at most):
+			// bound them as the clients are, closing the connection as
+			// Redis does a TLS one past maxclients.
+			if s.handshakes.Add(1) > s.maxClients.Load() {
+				s.handshakes.Add(-1)
+				s.rejectedConns.Add(1)
+				nc.Close()
+				continue
+			}
+			go s.handshake(nc)
+			continue
+		}
+		setSocketOptions(nc)
 		s.startConn(nc)
 	}
 }
@@ -241,12 +325,18 @@ func acceptCanRecover(err error) bool {
 	return false
 }
 
-func (s *Server) startConn(nc net.Conn) {
+// setSocketOptions sets a new TCP connection's options.
+func setSocketOptions(nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 		tc.SetKeepAlive(true)
 		tc.SetKeepAlivePeriod(300 * time.Second)
 	}
+}
+
+// startConn serves a new connection (a TLS one with its handshake done),
+// or tells it why not and closes it: too many clients, or protected mode.
+func (s *Server) startConn(nc net.Conn) {
 	c := &Conn{srv: s, nc: nc, buf: make([]byte, defaultReadBytes), fd: -1}
 	s.InitClient(&c.Client, c, s.nextID.Add(1), nc.RemoteAddr().String(), nc.LocalAddr().String())
 	s.mu.Lock()
@@ -258,9 +348,16 @@ func (s *Server) startConn(nc net.Conn) {
 	if int64(len(s.conns)) >= s.maxClients.Load() {
 		s.mu.Unlock()
 		s.rejectedConns.Add(1)
-		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
-		nc.Close()
+		refuse(nc, resp.ErrMaxClients)
+		return
+	}
+	// A client authenticated from the start means the default user has
+	// no password.
+	if s.protectedMode.Load() && c.Authed && !local(nc.RemoteAddr()) {
+		s.mu.Unlock()
+		s.totalConns.Add(1) // as Redis, counted as received and as rejected
+		s.rejectedConns.Add(1)
+		refuse(nc, resp.ErrProtectedMode)
 		return
 	}
 	if len(s.loops) > 0 {
@@ -284,6 +381,22 @@ func (s *Server) startConn(nc net.Conn) {
 		}
 	}
 	go c.serve()
+}
+
+// refuse tells nc's client why it is not served, and closes nc.
+func refuse(nc net.Conn, msg string) {
+	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	nc.Write([]byte("-" + msg + "\r\n"))
+	closeNow(nc)
+}
+
+// local reports whether protected mode lets a client from addr in: a
+// loopback address, any of 127.0.0.0/8 as Redis 7.2+ counts them (7.0 took
+// only 127.0.0.1 and ::1), IPv4-mapped ones on a dual-stack listener too;
+// or not TCP at all (a pipe), as Redis's Unix sockets.
+func local(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return !ok || ta.IP.IsLoopback()
 }
 
 func (s *Server) removeConn(c *Conn) {
@@ -352,7 +465,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.mu.Lock()
 		for _, c := range s.conns {
-			c.nc.Close()
+			closeNow(c.nc)
 		}
 		s.mu.Unlock()
 		return ctx.Err()
