@@ -29,6 +29,8 @@ const (
 	errUnknownCommand   = "ERR unknown command '%s', with args beginning with: %s"
 	errUnknownSubcmd    = "ERR unknown subcommand '%s'. Try %s HELP."
 	errWrongArgs        = "ERR wrong number of arguments for '%s' command"
+	errSubcommandSyntax = "ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+	errSubscribedMode   = "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
 	errNoProto          = "NOPROTO unsupported protocol version"
 	errStringTooLong    = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 	errGTLTNX           = "ERR GT, LT, and/or NX options at the same time are not compatible"

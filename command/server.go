@@ -1298,8 +1298,9 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.num("evicted_keys", ks.EvictedKeys)
 	ib.num("keyspace_hits", ks.Hits)
 	ib.num("keyspace_misses", ks.Misses)
-	ib.num("pubsub_channels", 0)
-	ib.num("pubsub_patterns", 0)
+	nch, npat := s.pubsubCounts()
+	ib.num("pubsub_channels", int64(nch))
+	ib.num("pubsub_patterns", int64(npat))
 	ib.num("total_forks", 0)
 	ib.num("total_error_replies", s.totalErrors.Load())
 }

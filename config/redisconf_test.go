@@ -51,7 +51,8 @@ func TestRedisDirectives(t *testing.T) {
 		{conf: "hz 10\nactiverehashing yes\nhash-max-listpack-entries 512\nrepl-diskless-sync yes\n" +
 			"daemonize no\ncluster-enabled no\ntls-port 0\ntls-cert-file /x.crt\nreplicaof no one\n" +
 			"protected-mode no\ntcp-keepalive 300\nnotify-keyspace-events \"\"\ndatabases 1\nunixsocket \"\"\n" +
-			"client-output-buffer-limit normal 0 0 0\nclient-output-buffer-limit replica 256mb 64mb 60\n"},
+			"client-output-buffer-limit normal 0 0 0\nclient-output-buffer-limit replica 256mb 64mb 60\n" +
+			"client-output-buffer-limit pubsub 32mb 8mb 60\n"},
 		// Warned, once per name, naming the value in force.
 		{conf: "protected-mode yes\n", warn: []string{"protected-mode"}},
 		{conf: "databases 16\n", warn: []string{"databases"}},
@@ -60,6 +61,7 @@ func TestRedisDirectives(t *testing.T) {
 			warn: []string{"slowlog-log-slower-than", "tcp-keepalive"}},
 		{conf: "client-output-buffer-limit normal 1mb 1mb 60\nclient-output-buffer-limit pubsub 32mb 8mb 60\n",
 			warn: []string{"client-output-buffer-limit"}},
+		{conf: "client-output-buffer-limit pubsub 1mb 0 0\n", warn: []string{"client-output-buffer-limit"}},
 		{conf: "protected-mode yes\n", flags: []string{"--protected-mode", "no"}},
 		{conf: "supervised systemd\n", warn: []string{"supervised"}}, // no NOTIFY_SOCKET
 		// Refused.

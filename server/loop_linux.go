@@ -540,7 +540,8 @@ func (l *eventLoop) woke() {
 		// A parked client is not idle: it waits for the disk, as a
 		// goroutine connection waits in its journal sync (and as
 		// Redis spares a blocked client).
-		case sweep && !c.parked && now.UnixMilli()-c.LastSeen.Load() > t*1000:
+		// Nor is a Pub/Sub client, as in Redis.
+		case sweep && !c.parked && !c.PubSub() && now.UnixMilli()-c.LastSeen.Load() > t*1000:
 			l.srv.log.Debug("closing idle client", "id", c.ID, "addr", c.Addr)
 			l.drop(c)
 		}
@@ -726,7 +727,7 @@ func (l *eventLoop) unparkAll(done []unpark) {
 			case c.killReq.Load() || c.CloseAfter && !c.waitOut:
 				l.drop(c)
 			case c.CloseAfter:
-			case (c.pending || c.Shutdown != nil) && !c.waitOut:
+			case (c.pending || c.Shutdown != nil || c.PushesWaiting()) && !c.waitOut:
 				l.again = append(l.again, c) // a SHUTDOWN refused meanwhile poked it in vain
 			}
 		}
@@ -773,9 +774,10 @@ func (l *eventLoop) writeOut(c *Conn) bool {
 		}
 		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_MOD, c.fd, &ev)
 		c.waitOut = want
-		if !want && (c.pending || c.Shutdown != nil) {
-			// Requests left over from before it stalled, or its
-			// SHUTDOWN's outcome (poked while it stalled).
+		if !want && (c.pending || c.Shutdown != nil || c.PushesWaiting()) {
+			// Requests left over from before it stalled, its
+			// SHUTDOWN's outcome, or messages published meanwhile
+			// (poked while it stalled).
 			l.schedule(c)
 		}
 	}
