@@ -30,6 +30,8 @@ const (
 	errUnknownSubcmd    = "ERR unknown subcommand '%s'. Try %s HELP."
 	errWrongArgs        = "ERR wrong number of arguments for '%s' command"
 	errSubcommandSyntax = "ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+	errNoConfigFile     = "ERR The server is running without a config file"
+	errConfigRewrite    = "ERR Rewriting config file: %s"
 	errSubscribedMode   = "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
 	errNoProto          = "NOPROTO unsupported protocol version"
 	errStringTooLong    = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"

@@ -100,6 +100,9 @@ type Config struct {
 	vals     []value      // by index in Params
 	hooks    [][]func(value string)
 	warnings []Warning // of the last Parse
+	file     string    // the config file the server started with (SetFile)
+
+	rewriteMu sync.Mutex // serializes Rewrite
 }
 
 // New returns a Config holding every default.
