@@ -66,6 +66,7 @@ func (c *Config) Rewrite() error {
 // each parameter's directives by parameter name.
 type rewriteState struct {
 	lines     []string
+	values    map[int]string // a parameter line's value, by line number
 	byName    map[string][]int
 	done      map[string]bool // parameters rewritten
 	signature bool            // the file already has rewriteSignature
@@ -73,7 +74,7 @@ type rewriteState struct {
 
 // rewriteContent returns the rewritten text of a file that held old.
 func (c *Config) rewriteContent(old string) string {
-	st := &rewriteState{byName: map[string][]int{}, done: map[string]bool{}}
+	st := &rewriteState{byName: map[string][]int{}, done: map[string]bool{}, values: map[int]string{}}
 	if old = strings.TrimSuffix(old, "\n"); old != "" {
 		for _, line := range strings.Split(old, "\n") {
 			st.read(line)
@@ -81,19 +82,23 @@ func (c *Config) rewriteContent(old string) string {
 	}
 	for i := range Params {
 		p := &Params[i]
+		if _, ok := redisDirectives[p.Name]; ok {
+			continue // the file's lines are Redis's, as the parser reads them
+		}
 		value := c.Get(p)
 		if p.Name == "save" {
 			rules := c.SaveRules()
 			if len(rules) == 0 {
-				st.rewrite(p.Name, `save ""`, true)
+				st.rewrite(p.Name, `save ""`, true, nil)
 			}
 			for _, r := range rules {
-				st.rewrite(p.Name, fmt.Sprintf("save %d %d", r.Seconds, r.Changes), true)
+				st.rewrite(p.Name, fmt.Sprintf("save %d %d", r.Seconds, r.Changes), true, nil)
 			}
 			continue
 		}
 		def, err := p.Check(p.Default)
-		st.rewrite(p.Name, p.Name+" "+quoteValue(value), err != nil || value != def)
+		same := func(old string) bool { v, err := p.Check(old); return err == nil && v == value }
+		st.rewrite(p.Name, p.Name+" "+quoteValue(value), err != nil || value != def, same)
 	}
 	// The parameters' lines not reused are removed.
 	for name, nums := range st.byName {
@@ -137,20 +142,28 @@ func (st *rewriteState) read(line string) {
 		return
 	}
 	name := strings.ToLower(words[0])
+	if _, ok := redisDirectives[name]; ok {
+		st.lines = append(st.lines, line) // not a parameter's: kept
+		return
+	}
 	if p, ok := Lookup(name); ok {
 		name = p.Name // an alias's line is its parameter's
 	}
 	st.byName[name] = append(st.byName[name], len(st.lines))
+	st.values[len(st.lines)] = strings.Join(words[1:], " ")
 	st.lines = append(st.lines, line)
 }
 
 // rewrite puts line for parameter name in place of its first line left in
 // the file, or appends it when there is none and force is set (a value
-// other than the default).
-func (st *rewriteState) rewrite(name, line string, force bool) {
+// other than the default). A line whose value same accepts (the current
+// one, written another way: "64mb") stays as it was.
+func (st *rewriteState) rewrite(name, line string, force bool, same func(old string) bool) {
 	st.done[name] = true
 	if nums := st.byName[name]; len(nums) > 0 {
-		st.lines[nums[0]] = line
+		if same == nil || !same(st.values[nums[0]]) {
+			st.lines[nums[0]] = line
+		}
 		st.byName[name] = nums[1:]
 		return
 	}

@@ -23,6 +23,7 @@ func TestRewrite(t *testing.T) {
 		"\n" +
 		"port 7000   \n" +
 		"hz 10\n" +
+		"auto-aof-rewrite-min-size 64mb\n" +
 		"\n" +
 		"\n" +
 		"# limits\n" +
@@ -52,6 +53,7 @@ func TestRewrite(t *testing.T) {
 		"\n" +
 		"port 7000\n" +
 		"hz 10\n" +
+		"auto-aof-rewrite-min-size 64mb\n" + // the value in force, kept as written
 		"\n" +
 		"# limits\n" +
 		"maxclients 300\n" +
