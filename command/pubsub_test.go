@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -333,8 +334,8 @@ func TestPubsubRedisCli(t *testing.T) {
 	for _, proto := range []string{"-2", "-3"} {
 		t.Run(proto, func(t *testing.T) {
 			cmd := exec.Command(cli, "-p", ts.Port(), proto, "SUBSCRIBE", "cli")
-			var out strings.Builder
-			cmd.Stdout = &out
+			out := &lockedBuilder{}
+			cmd.Stdout = out
 			require.NoError(t, cmd.Start())
 			defer cmd.Process.Kill()
 			pub := ts.raw(t)
@@ -350,6 +351,24 @@ func TestPubsubRedisCli(t *testing.T) {
 			require.Equal(t, want, out.String())
 		})
 	}
+}
+
+// lockedBuilder is a strings.Builder safe for a writer and a reader.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // TestPubsubSlowSubscriber checks that a subscriber that does not read
