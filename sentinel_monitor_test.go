@@ -16,10 +16,12 @@ import (
 )
 
 // TestSentinelMonitorsPrimary runs two real redis-sentinel processes over
-// a ratekv primary without replicas: each connects, subscribes to
-// __sentinel__:hello, reports ratekv as the master with its run_id and
-// flags=master (neither s_down nor disconnected), and the two find each
-// other through the hello channel. Skipped without redis-sentinel.
+// a ratekv primary without replicas, with a password (one sentinel sends
+// AUTH password, the other AUTH default password): each connects,
+// subscribes to __sentinel__:hello, reports ratekv as the master with its
+// run_id and flags=master (neither s_down nor disconnected), and the two
+// find each other through the hello channel. go-redis's failover client
+// then finds ratekv through them. Skipped without redis-sentinel.
 func TestSentinelMonitorsPrimary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -31,11 +33,11 @@ func TestSentinelMonitorsPrimary(t *testing.T) {
 	bin, err := buildBinary()
 	require.NoError(t, err)
 	conf := filepath.Join(t.TempDir(), "ratekv.conf")
-	require.NoError(t, os.WriteFile(conf, []byte("# managed by Sentinel\nappendonly no\n"), 0o644))
+	require.NoError(t, os.WriteFile(conf, []byte("# managed by Sentinel\nappendonly no\nrequirepass s3cret\n"), 0o644))
 	addr, _, _ := startArgs(t, bin, nil, conf, "--port", "0", "--dir", t.TempDir(), "--save", "")
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
-	rk := redis.NewClient(&redis.Options{Addr: addr})
+	rk := redis.NewClient(&redis.Options{Addr: addr, Password: "s3cret"})
 	defer rk.Close()
 	ctx := context.Background()
 	info, err := rk.Info(ctx, "server").Result()
@@ -44,14 +46,19 @@ func TestSentinelMonitorsPrimary(t *testing.T) {
 	require.Len(t, runID, 40)
 
 	var sentinels []*redis.SentinelClient
+	var sentinelAddrs []string
 	for i := range 2 {
 		sp := monitorFreePort(t)
 		dir := t.TempDir()
 		sc := filepath.Join(dir, "sentinel.conf")
+		auth := "sentinel auth-pass mymaster s3cret\n"
+		if i == 1 {
+			auth += "sentinel auth-user mymaster default\n"
+		}
 		require.NoError(t, os.WriteFile(sc, []byte(fmt.Sprintf(
 			"port %s\nbind 127.0.0.1\ndir %s\nlogfile %s\n"+
-				"sentinel monitor mymaster %s %s 2\nsentinel down-after-milliseconds mymaster 3000\n",
-			sp, dir, filepath.Join(dir, "sentinel.log"), host, port)), 0o644))
+				"sentinel monitor mymaster %s %s 2\nsentinel down-after-milliseconds mymaster 3000\n%s",
+			sp, dir, filepath.Join(dir, "sentinel.log"), host, port, auth)), 0o644))
 		cmd := exec.Command(sentinelBin, sc)
 		require.NoError(t, cmd.Start(), "sentinel %d", i)
 		t.Cleanup(func() {
@@ -62,7 +69,8 @@ func TestSentinelMonitorsPrimary(t *testing.T) {
 				t.Logf("sentinel %d log:\n%s", i, log)
 			}
 		})
-		s := redis.NewSentinelClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", sp)})
+		sentinelAddrs = append(sentinelAddrs, net.JoinHostPort("127.0.0.1", sp))
+		s := redis.NewSentinelClient(&redis.Options{Addr: sentinelAddrs[i]})
 		defer s.Close()
 		sentinels = append(sentinels, s)
 	}
@@ -108,6 +116,14 @@ func TestSentinelMonitorsPrimary(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, strings.Count(list, "-pubsub "), list)
 	require.Equal(t, 2, strings.Count(list, "-cmd "), list)
+
+	// A client that finds its primary through Sentinel.
+	fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "mymaster", SentinelAddrs: sentinelAddrs, Password: "s3cret"})
+	defer fc.Close()
+	require.NoError(t, fc.Set(ctx, "k", "v", 0).Err())
+	v, err := rk.Get(ctx, "k").Result()
+	require.NoError(t, err)
+	require.Equal(t, "v", v)
 }
 
 // monitorFreePort returns a loopback TCP port free a moment ago.
