@@ -414,13 +414,14 @@ func (s *subscriber) overLimit(now int64) bool {
 	return now-s.softAt >= lim.softNs
 }
 
-// pubsubCounts returns how many channels and patterns have subscribers
-// (INFO's pubsub_channels and pubsub_patterns).
-func (e *Engine) pubsubCounts() (channels, patterns int) {
+// pubsubCounts returns how many channels, patterns and shard channels
+// have subscribers (INFO's pubsub_channels, pubsub_patterns and
+// pubsubshard_channels).
+func (e *Engine) pubsubCounts() (channels, patterns, shard int) {
 	h := &e.pubsub
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return len(h.subs[subChannel]), len(h.subs[subPattern])
+	return len(h.subs[subChannel]), len(h.subs[subPattern]), len(h.subs[subShard])
 }
 
 // subscribedRefusal is the error for cmd sent by a RESP2 client in
@@ -542,7 +543,7 @@ func (c *Client) numsub(kind subKind, args [][]byte) {
 
 // PUBSUB NUMPAT
 func cmdPubsubNumpat(c *Client, args [][]byte) {
-	_, n := c.eng.pubsubCounts()
+	_, n, _ := c.eng.pubsubCounts()
 	c.WriteInt(int64(n))
 }
 

@@ -141,6 +141,7 @@ func TestPubsubDelivery(t *testing.T) {
 			info := p.pub.do("INFO", "stats")
 			require.Contains(t, info, "pubsub_channels:1\r\n")
 			require.Contains(t, info, "pubsub_patterns:1\r\n")
+			require.Contains(t, info, "pubsubshard_channels:1\r\n")
 			// A closed subscriber leaves its channels.
 			p.sub.nc.Close()
 			require.Eventually(t, func() bool {

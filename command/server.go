@@ -1337,9 +1337,10 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.num("evicted_keys", ks.EvictedKeys)
 	ib.num("keyspace_hits", ks.Hits)
 	ib.num("keyspace_misses", ks.Misses)
-	nch, npat := s.pubsubCounts()
+	nch, npat, nshard := s.pubsubCounts()
 	ib.num("pubsub_channels", int64(nch))
 	ib.num("pubsub_patterns", int64(npat))
+	ib.num("pubsubshard_channels", int64(nshard))
 	ib.num("total_forks", 0)
 	ib.num("total_error_replies", s.totalErrors.Load())
 }
