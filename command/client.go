@@ -124,7 +124,8 @@ type Peer interface {
 	// Kill closes the connection of another client (CLIENT KILL).
 	Kill()
 	// Wake has the runtime run what the client has buffered (a SHUTDOWN
-	// refused).
+	// refused) and write the messages published to it (TakePushes). Any
+	// goroutine may call it.
 	Wake()
 	// Buffers returns the bytes read and not yet run, and the size of the
 	// read buffer (CLIENT LIST's qbuf and rbs).
@@ -602,7 +603,8 @@ func (c *Client) ResetOut() {
 func (c *Client) InMulti() bool { return c.tx.active }
 
 // Close releases what the client holds in the command layer (its
-// WATCHes and subscriptions); the runtime calls it once the connection is closed.
+// WATCHes and subscriptions); the runtime calls it once the connection
+// is closed.
 func (c *Client) Close() {
 	c.unwatchAll()
 	c.leavePubSub()

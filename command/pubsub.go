@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -268,7 +269,7 @@ func (c *Client) unsubscribeAll(kind subKind, notify bool) int {
 		for n := range s.names[kind] {
 			names = append(names, n)
 		}
-		slices.SortFunc(names, func(a, b string) int { return int(s.names[kind][a]) - int(s.names[kind][b]) })
+		slices.SortFunc(names, func(a, b string) int { return cmp.Compare(s.names[kind][a], s.names[kind][b]) })
 	}
 	for _, n := range names {
 		c.unsubscribe(kind, n, notify)

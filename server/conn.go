@@ -62,7 +62,7 @@ type Conn struct {
 	qbuf atomic.Int64 // bytes buffered, for CLIENT LIST
 
 	// woken: Wake asked a goroutine connection, waiting in a read, to
-	// write what was published to it (see read).
+	// write what was published to it (see readGoroutine).
 	woken atomic.Bool
 }
 
