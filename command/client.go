@@ -112,6 +112,10 @@ type Client struct {
 	libName string
 	libVer  string
 
+	// sub is the client's Pub/Sub state, nil until it first subscribes
+	// (pubsub.go).
+	sub atomic.Pointer[subscriber]
+
 	lastCmd atomic.Pointer[Command]
 	// LastSeen is the Unix ms of the last command (CLIENT LIST's idle, the
 	// runtime's idle timeout).
@@ -124,7 +128,8 @@ type Peer interface {
 	// Kill closes the connection of another client (CLIENT KILL).
 	Kill()
 	// Wake has the runtime run what the client has buffered (a SHUTDOWN
-	// refused).
+	// refused) and write the messages published to it (TakePushes). Any
+	// goroutine may call it.
 	Wake()
 	// Buffers returns the bytes read and not yet run, and the size of the
 	// read buffer (CLIENT LIST's qbuf and rbs).
@@ -238,6 +243,21 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 	// Over maxmemory: evict, or refuse, before the command runs or is
 	// queued (before the disk's refusal, in Redis's order).
 	if c.eng.mem.maxmemory.Load() != 0 && !c.replaying && c.oomRefused(cmd) {
+		return
+	}
+	// A RESP2 client in Pub/Sub mode may send only a few commands; a
+	// write is refused for the disk first, as in Redis.
+	if s := c.sub.Load(); s != nil && cmd.Flags&FlagSubscribedOK == 0 && c.proto == 2 && s.total() > 0 && !c.replaying {
+		c.flagTx()
+		cmd.rejected.Add(1)
+		msg := ""
+		if cmd.Flags&FlagWrite != 0 {
+			msg = c.diskError()
+		}
+		if msg == "" {
+			msg = subscribedRefusal(cmd, args)
+		}
+		c.WriteError(msg)
 		return
 	}
 	if c.tx.active && cmd.Flags&FlagTxControl == 0 {
@@ -594,8 +614,12 @@ func (c *Client) ResetOut() {
 func (c *Client) InMulti() bool { return c.tx.active }
 
 // Close releases what the client holds in the command layer (its
-// WATCHes); the runtime calls it once the connection is closed.
-func (c *Client) Close() { c.unwatchAll() }
+// WATCHes and subscriptions); the runtime calls it once the connection
+// is closed.
+func (c *Client) Close() {
+	c.unwatchAll()
+	c.leavePubSub()
+}
 
 // Proto is the protocol the client speaks, 2 or 3 (HELLO).
 func (c *Client) Proto() int { return c.proto }

@@ -16,13 +16,13 @@ import (
 
 func init() {
 	register(
-		&Command{Name: "ping", Arity: -1, Flags: FlagFast | FlagStale | FlagLoading | FlagDiskSignal, Handler: cmdPing,
+		&Command{Name: "ping", Arity: -1, Flags: FlagSubscribedOK | FlagFast | FlagStale | FlagLoading | FlagDiskSignal, Handler: cmdPing,
 			Summary: "Returns the server's liveliness response.", Group: "connection"},
 		&Command{Name: "echo", Arity: 2, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdEcho,
 			Summary: "Returns the given string.", Group: "connection"},
-		&Command{Name: "quit", Arity: -1, Flags: FlagNoAuth | FlagTxControl | FlagFast | FlagStale | FlagLoading | FlagNoScript | FlagAllowBusy, Handler: cmdQuit,
+		&Command{Name: "quit", Arity: -1, Flags: FlagSubscribedOK | FlagNoAuth | FlagTxControl | FlagFast | FlagStale | FlagLoading | FlagNoScript | FlagAllowBusy, Handler: cmdQuit,
 			Summary: "Closes the connection.", Group: "connection"},
-		&Command{Name: "reset", Arity: 1, Flags: FlagNoAuth | FlagTxControl | FlagFast | FlagStale | FlagLoading | FlagNoScript | FlagAllowBusy, Handler: cmdReset,
+		&Command{Name: "reset", Arity: 1, Flags: FlagSubscribedOK | FlagNoAuth | FlagTxControl | FlagFast | FlagStale | FlagLoading | FlagNoScript | FlagAllowBusy, Handler: cmdReset,
 			Summary: "Resets the connection.", Group: "connection"},
 		&Command{Name: "hello", Arity: -1, Flags: FlagNoAuth | FlagFast | FlagStale | FlagLoading | FlagNoScript | FlagAllowBusy, Handler: cmdHello,
 			Summary: "Handshakes with the server.", Group: "connection"},
@@ -69,6 +69,17 @@ func cmdPing(c *Client, args [][]byte) {
 		c.WriteError(fmt.Sprintf(errWrongArgs, "ping"))
 		return
 	}
+	if c.proto == 2 && c.PubSub() {
+		// In Pub/Sub mode a RESP2 client gets an array, as a message.
+		c.WriteArray(2)
+		c.WriteBulkString("pong")
+		if len(args) == 2 {
+			c.WriteBulk(args[1])
+		} else {
+			c.WriteBulkString("")
+		}
+		return
+	}
 	if len(args) == 2 {
 		c.WriteBulk(args[1])
 		return
@@ -91,6 +102,7 @@ func cmdOK(c *Client, args [][]byte) { c.WriteOK() }
 func cmdReset(c *Client, args [][]byte) {
 	c.tx.reset()
 	c.unwatchAll()
+	c.leavePubSub()
 	c.Authed = *c.eng.password.Load() == ""
 	c.mu.Lock()
 	c.proto = 2

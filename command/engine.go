@@ -44,6 +44,7 @@ type Engine struct {
 	stats         serverStats // INFO's ids, memory peak and rate sampler (server.go)
 	scripts       scripting   // the script cache, interpreters and the running script (script.go)
 	mem           memState    // maxmemory and eviction (evict.go)
+	pubsub        pubsubHub   // channels and patterns and their subscribers (pubsub.go)
 }
 
 // Host is what the command layer needs of the network runtime that runs

@@ -3,6 +3,7 @@ package command
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -58,11 +59,19 @@ type testServer struct {
 // testConn is one connection of a testServer; it is its Client's Peer.
 type testConn struct {
 	Client
-	nc net.Conn
+	nc    net.Conn
+	woken atomic.Bool
 }
 
-func (c *testConn) Kill()                   { c.nc.Close() }
-func (c *testConn) Wake()                   {}
+func (c *testConn) Kill() { c.nc.Close() }
+
+// Wake interrupts serve's read, so that it writes what was published to
+// the client (as the server's goroutine mode does).
+func (c *testConn) Wake() {
+	c.woken.Store(true)
+	c.nc.SetReadDeadline(time.Now())
+}
+
 func (c *testConn) Buffers() (int64, int64) { return 0, 16 * 1024 }
 
 // newTestServer starts a server with a fake clock (starting at the real
@@ -158,7 +167,23 @@ func (ts *testServer) serve(c *testConn) {
 	tmp := make([]byte, 64*1024)
 	var part resp.Partial
 	for {
+		if c.woken.Swap(false) {
+			c.TakePushes()
+			if !ts.writeOut(c) {
+				return
+			}
+		}
 		n, err := c.nc.Read(tmp)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			// A Wake: its flag was seen above, or is seen next.
+			c.nc.SetReadDeadline(time.Time{})
+			c.TakePushes()
+			if !ts.writeOut(c) {
+				return
+			}
+			continue
+		}
 		if err != nil {
 			return
 		}
@@ -192,6 +217,7 @@ func (ts *testServer) serve(c *testConn) {
 		}
 		buf = append(buf[:0], buf[used:]...)
 		c.EndBatch()
+		c.TakePushes()
 		if err := c.SyncJournal(); err != nil {
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ratekv/ratekv/config"
@@ -89,6 +90,8 @@ func init() {
 			Summary: "Returns the effective values of configuration parameters.", Group: srv},
 		&Command{Name: "config|set", Arity: -4, Flags: FlagAdmin | FlagLoading | FlagStale | FlagNoScript, Handler: cmdConfigSet,
 			Summary: "Sets configuration parameters in-flight.", Group: srv},
+		&Command{Name: "config|rewrite", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale | FlagNoScript, Handler: cmdConfigRewrite,
+			Summary: "Persists the effective configuration to file.", Group: "server"},
 		&Command{Name: "config|resetstat", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale | FlagNoScript, Handler: cmdConfigResetstat,
 			Summary: "Resets the server's statistics.", Group: srv},
 		&Command{Name: "config|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdConfigHelp,
@@ -198,7 +201,7 @@ var groupCategory = map[string]string{
 	"generic": "keyspace", "keyspace": "keyspace", "string": "string",
 	"sorted-set": "sortedset", "sorted_set": "sortedset", "sortedset": "sortedset",
 	"hash": "hash", "list": "list", "set": "set", "bitmap": "bitmap",
-	"hyperloglog": "hyperloglog", "geo": "geo", "stream": "stream", "pubsub": "pubsub",
+	"hyperloglog": "hyperloglog", "geo": "geo", "stream": "stream",
 	"connection": "connection", "transactions": "transaction", "scripting": "scripting",
 }
 
@@ -277,6 +280,9 @@ func (cmd *Command) categories() []string {
 	if g, ok := groupCategory[cmd.Group]; ok {
 		want[g] = true
 	}
+	if cmd.Flags&FlagPubSub != 0 {
+		want["pubsub"] = true
+	}
 	for _, a := range commandMeta[cmd.Name].acl {
 		want[a] = true
 	}
@@ -293,6 +299,9 @@ func (cmd *Command) categories() []string {
 // The table does not record how each key is used, so they are the most
 // conservative ones Redis itself uses in that case.
 func (cmd *Command) keySpecFlags() []string {
+	if cmd.Flags&FlagPubSub != 0 {
+		return []string{"not_key"} // shard channels: positions for routing, not keys
+	}
 	switch {
 	case cmd.Flags&FlagWrite != 0, cmd.Flags&(FlagScript|FlagReadOnly) == FlagScript: // a script may write its keys
 		return []string{"RW", "access", "update"}
@@ -840,7 +849,37 @@ func cmdConfigHelp(c *Client, args [][]byte) {
 		"    Set the configuration <directive> to <value>.",
 		"RESETSTAT",
 		"    Reset statistics reported by the INFO command.",
+		"REWRITE",
+		"    Rewrite the configuration file.",
 	})
+}
+
+// CONFIG REWRITE
+func cmdConfigRewrite(c *Client, args [][]byte) {
+	err := c.eng.cfg.Rewrite()
+	switch {
+	case errors.Is(err, config.ErrNoFile):
+		c.WriteError(errNoConfigFile)
+	case err != nil:
+		c.eng.log.Warn("CONFIG REWRITE failed", "err", err)
+		c.WriteError(sprintf(errConfigRewrite, strerror(err)))
+	default:
+		c.eng.log.Info("CONFIG REWRITE executed with success")
+		c.WriteOK()
+	}
+}
+
+// strerror is err as C's strerror words its cause ("Permission denied").
+func strerror(err error) string {
+	var errno syscall.Errno
+	msg := err.Error()
+	if errors.As(err, &errno) {
+		msg = errno.Error()
+	}
+	if msg != "" && msg[0] >= 'a' && msg[0] <= 'z' {
+		msg = string(msg[0]-'a'+'A') + msg[1:]
+	}
+	return msg
 }
 
 func cmdMemory(c *Client, args [][]byte) { runSubcommand(c, "memory", args) }
@@ -1117,7 +1156,7 @@ func infoServer(c *Client, ib *infoBuilder) {
 	ib.num("hz", 10)
 	ib.num("configured_hz", 10)
 	ib.str("executable", exe)
-	ib.str("config_file", "")
+	ib.str("config_file", s.cfg.File())
 	ib.num("io_threads_active", 0)
 }
 
@@ -1299,8 +1338,10 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.num("evicted_keys", ks.EvictedKeys)
 	ib.num("keyspace_hits", ks.Hits)
 	ib.num("keyspace_misses", ks.Misses)
-	ib.num("pubsub_channels", 0)
-	ib.num("pubsub_patterns", 0)
+	nch, npat, nshard := s.pubsubCounts()
+	ib.num("pubsub_channels", int64(nch))
+	ib.num("pubsub_patterns", int64(npat))
+	ib.num("pubsubshard_channels", int64(nshard))
 	ib.num("total_forks", 0)
 	ib.num("total_error_replies", s.totalErrors.Load())
 }

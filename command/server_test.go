@@ -255,7 +255,7 @@ func TestCommandGoRedis(t *testing.T) {
 		require.Contains(t, list, "dbsize")
 		list, err = rdb.CommandList(ctx, &redis.FilterBy{Pattern: "CONFIG*"}).Result()
 		require.NoError(t, err)
-		require.Equal(t, []string{"config", "config|get", "config|help", "config|resetstat", "config|set"}, list)
+		require.Equal(t, []string{"config", "config|get", "config|help", "config|resetstat", "config|rewrite", "config|set"}, list)
 		list, err = rdb.CommandList(ctx, &redis.FilterBy{ACLCat: "keyspace"}).Result()
 		require.NoError(t, err)
 		require.Contains(t, list, "dbsize")

@@ -11,21 +11,23 @@ type Flag uint32
 
 // Command flags. The names COMMAND INFO reports are in flagNames.
 const (
-	FlagWrite      Flag = 1 << iota // changes data
-	FlagReadOnly                    // only reads data
-	FlagFast                        // O(1) or O(log N)
-	FlagAdmin                       // server administration
-	FlagNoAuth                      // allowed before AUTH
-	FlagTxControl                   // transaction control: runs at once inside MULTI instead of being queued (MULTI, EXEC, WATCH, …)
-	FlagAllShards                   // touches the whole keyspace: the dispatcher locks every shard
-	FlagLoading                     // allowed while loading
-	FlagStale                       // allowed on a stale replica
-	FlagDenyOOM                     // may use more memory
-	FlagNoMulti                     // refused inside MULTI, as Redis's no_multi (SAVE, SHUTDOWN): the transaction aborts
-	FlagDiskSignal                  // refused with the writes while the disk fails, though it writes nothing (PING, as in Redis: a health check sees the failure)
-	FlagNoScript                    // refused inside a script (redis.call), as Redis's noscript
-	FlagAllowBusy                   // runs while a script is busy (past busy-reply-threshold) instead of getting BUSY, as Redis's allow_busy
-	FlagScript                      // runs a script, which may touch keys it did not declare: EXEC locks every shard for it
+	FlagWrite        Flag = 1 << iota // changes data
+	FlagReadOnly                      // only reads data
+	FlagFast                          // O(1) or O(log N)
+	FlagAdmin                         // server administration
+	FlagNoAuth                        // allowed before AUTH
+	FlagTxControl                     // transaction control: runs at once inside MULTI instead of being queued (MULTI, EXEC, WATCH, …)
+	FlagAllShards                     // touches the whole keyspace: the dispatcher locks every shard
+	FlagLoading                       // allowed while loading
+	FlagStale                         // allowed on a stale replica
+	FlagDenyOOM                       // may use more memory
+	FlagNoMulti                       // refused inside MULTI, as Redis's no_multi (SAVE, SHUTDOWN): the transaction aborts
+	FlagDiskSignal                    // refused with the writes while the disk fails, though it writes nothing (PING, as in Redis: a health check sees the failure)
+	FlagNoScript                      // refused inside a script (redis.call), as Redis's noscript
+	FlagAllowBusy                     // runs while a script is busy (past busy-reply-threshold) instead of getting BUSY, as Redis's allow_busy
+	FlagScript                        // runs a script, which may touch keys it did not declare: EXEC locks every shard for it
+	FlagPubSub                        // a Pub/Sub command, as Redis's pubsub
+	FlagSubscribedOK                  // allowed to a RESP2 client in Pub/Sub mode ((P|S)(UN)SUBSCRIBE, PING, QUIT, RESET)
 
 	// flagSlots is set by register on the commands that can name keys of
 	// several hash slots (a key range, movable keys, EXEC): cluster mode
@@ -38,7 +40,7 @@ var flagNames = []struct {
 	name string
 }{
 	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
-	{FlagAdmin, "admin"}, {FlagNoScript, "noscript"}, {FlagLoading, "loading"},
+	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"}, {FlagLoading, "loading"},
 	{FlagStale, "stale"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
 	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
 }

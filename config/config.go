@@ -122,6 +122,9 @@ type Config struct {
 	hooks    [][]func(value string)
 	appliers []applier
 	warnings []Warning // of the last Parse
+	file     string    // the config file the server started with (SetFile)
+
+	rewriteMu sync.Mutex // serializes Rewrite
 }
 
 // New returns a Config holding every default.

@@ -71,6 +71,7 @@ func (c *Config) Parse(args []string) error {
 		}
 		if !file && a != "" && a[0] != '-' {
 			file = true
+			c.SetFile(a)
 			if err := p.file(a, 0); err != nil {
 				return err
 			}

@@ -149,7 +149,7 @@ var redisDirectives = map[string]directive{
 	"latency-tracking-info-percentiles": silent("ratekv keeps no per-command latency histograms"),
 	"slowlog-log-slower-than":           warnUnless("ratekv has no SLOWLOG", "10000"),
 	"slowlog-max-len":                   silent("takes effect only with a SLOWLOG, which ratekv does not have"),
-	"notify-keyspace-events":            warnUnless("ratekv has no Pub/Sub, so no keyspace notifications", ""),
+	"notify-keyspace-events":            warnUnless("ratekv sends no keyspace notifications", ""),
 	"tracking-table-max-keys":           silent("ratekv has no client-side caching (CLIENT TRACKING)"),
 	"client-output-buffer-limit":        {outputBufferLimit},
 	"locale-collate":                    silent("affects only SORT, which ratekv does not have"),
@@ -292,14 +292,18 @@ func databases(_ *Config, values []string) (verdict, string) {
 	return warn, "ratekv has only db 0: SELECT of any other is refused"
 }
 
-// outputBufferLimit: ratekv does not cut clients off, which matters only
-// when the normal class has a limit (the others are replicas' and Pub/Sub
-// subscribers', which ratekv does not have). Each line sets one class.
+// outputBufferLimit: ratekv does not cut normal clients off, and holds
+// Pub/Sub subscribers to Redis's default (pubsub 32mb 8mb 60); replicas'
+// class concerns replication, which ratekv does not have. Each line sets
+// one class.
 func outputBufferLimit(_ *Config, values []string) (verdict, string) {
 	for _, v := range values {
 		f := strings.Fields(strings.ToLower(v))
 		if len(f) == 4 && f[0] == "normal" && (f[1] != "0" || f[2] != "0") {
 			return warn, "ratekv does not disconnect a client whose replies pile up"
+		}
+		if len(f) == 4 && f[0] == "pubsub" && !isOneOf(strings.Join(f[1:], " "), []string{"32mb 8mb 60", "33554432 8388608 60"}) {
+			return warn, "ratekv disconnects a Pub/Sub subscriber as Redis's default does (32mb 8mb 60)"
 		}
 	}
 	return ignore, ""

@@ -53,7 +53,8 @@ func TestRedisDirectives(t *testing.T) {
 		{conf: "hz 10\nactiverehashing yes\nhash-max-listpack-entries 512\nrepl-diskless-sync yes\n" +
 			"daemonize no\ncluster-enabled no\ntls-client-cert-file /x.crt\ntls-dh-params-file /x.dh\nreplicaof no one\n" +
 			"tcp-keepalive 300\nnotify-keyspace-events \"\"\ndatabases 1\nunixsocket \"\"\n" +
-			"client-output-buffer-limit normal 0 0 0\nclient-output-buffer-limit replica 256mb 64mb 60\n"},
+			"client-output-buffer-limit normal 0 0 0\nclient-output-buffer-limit replica 256mb 64mb 60\n" +
+			"client-output-buffer-limit pubsub 32mb 8mb 60\n"},
 		// Warned, once per name, naming the value in force.
 		{conf: "databases 16\n", warn: []string{"databases"}},
 		{conf: "dbfilename dump.rdb\n", warn: []string{"dbfilename"}, applied: map[string]string{"dbfilename": "dump.rdb"}},
@@ -61,6 +62,7 @@ func TestRedisDirectives(t *testing.T) {
 			warn: []string{"slowlog-log-slower-than", "tcp-keepalive"}},
 		{conf: "client-output-buffer-limit normal 1mb 1mb 60\nclient-output-buffer-limit pubsub 32mb 8mb 60\n",
 			warn: []string{"client-output-buffer-limit"}},
+		{conf: "client-output-buffer-limit pubsub 1mb 0 0\n", warn: []string{"client-output-buffer-limit"}},
 		{conf: "supervised systemd\n", warn: []string{"supervised"}}, // no NOTIFY_SOCKET
 		// Refused.
 		{conf: "daemonize yes\n", refuse: []string{"line 1: daemonize yes: ratekv does not fork"}},

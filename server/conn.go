@@ -60,6 +60,10 @@ type Conn struct {
 	killReq atomic.Bool         // CLIENT KILL or the server asked the loop to close it (goroutine mode: CLIENT KILL, see serve)
 
 	qbuf atomic.Int64 // bytes buffered, for CLIENT LIST
+
+	// woken: Wake asked a goroutine connection, waiting in a read, to
+	// write what was published to it (see readGoroutine).
+	woken atomic.Bool
 }
 
 const (
@@ -117,6 +121,9 @@ func (c *Conn) serve() {
 		// which the scheduler serves before it polls the network, so the
 		// connections that did park would wait. Tail latency matters more.
 		if err := c.read(); err != nil {
+			if err == errWoken {
+				continue // messages published to it: runBuffered takes them
+			}
 			if c.srv.closing.Load() {
 				return
 			}
@@ -210,6 +217,7 @@ func (c *Conn) runBuffered() bool {
 		}
 	}
 	c.EndBatch()
+	c.TakePushes()
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 		if len(c.buf) > shrinkAt {
@@ -280,10 +288,7 @@ func (c *Conn) read() error {
 	if c.loop != nil {
 		n, err = c.readSome(c.buf[c.w:end])
 	} else {
-		if t := c.srv.idleTimeout.Load(); t > 0 {
-			c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
-		}
-		n, err = c.nc.Read(c.buf[c.w:end])
+		n, err = c.readGoroutine(c.buf[c.w:end])
 	}
 	c.w += n
 	c.qbuf.Store(int64(c.w - c.r))
@@ -300,6 +305,35 @@ func (c *Conn) read() error {
 		return nil
 	}
 	return err
+}
+
+// errWoken is what read returns when Wake interrupted it.
+var errWoken = errors.New("woken")
+
+// readGoroutine reads into b from c's socket (goroutine mode), with the
+// idle deadline when timeout is set (not for a Pub/Sub client, which
+// Redis never takes for idle). Wake interrupts it by moving the deadline
+// to the past: a timeout that is not a full idle period is a wake-up
+// (errWoken), whether its flag is seen or was taken by an earlier call.
+func (c *Conn) readGoroutine(b []byte) (int, error) {
+	t := time.Duration(c.srv.idleTimeout.Load()) * time.Second
+	var start time.Time
+	if t > 0 && !c.PubSub() {
+		start = time.Now()
+		c.nc.SetReadDeadline(start.Add(t))
+	}
+	if c.woken.Swap(false) {
+		return 0, errWoken
+	}
+	n, err := c.nc.Read(b)
+	var ne net.Error
+	if n == 0 && errors.As(err, &ne) && ne.Timeout() && (start.IsZero() || time.Since(start) < t) {
+		if start.IsZero() {
+			c.nc.SetReadDeadline(time.Time{})
+		}
+		return 0, errWoken
+	}
+	return n, err
 }
 
 // overQueryLimit refuses the request that took the query buffer past

@@ -3,6 +3,8 @@
 // the reply flushers, TLS ports and protected mode, pausing and shutting
 // down. It reads requests with
 // package resp, runs them on each connection's command.Client, settles
-// their journal records as appendfsync demands, and writes the replies.
-// What a command means is package command's business.
+// their journal records as appendfsync demands, and writes the replies,
+// and the Pub/Sub messages other clients published to it when Wake asks
+// (command.Client.TakePushes). What a command means is package command's
+// business.
 package server

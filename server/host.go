@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
@@ -77,8 +78,17 @@ func (c *Conn) Kill() {
 	closeNow(c.nc)
 }
 
-// Wake has c run what it has buffered (a SHUTDOWN refused).
-func (c *Conn) Wake() { c.poke() }
+// Wake has c run what it has buffered (a SHUTDOWN refused) and write the
+// messages published to it: its event loop schedules it, or its
+// goroutine's read is interrupted (see readGoroutine).
+func (c *Conn) Wake() {
+	if c.loop != nil {
+		c.poke()
+		return
+	}
+	c.woken.Store(true)
+	c.nc.SetReadDeadline(time.Now())
+}
 
 // Buffers returns the bytes c has read and not yet run, and its read
 // buffer's initial size.

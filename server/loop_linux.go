@@ -51,12 +51,13 @@ type eventLoop struct {
 	wakeR int             // read end of the wake pipe (in the epoll set)
 	wakeW int
 
-	mu       sync.Mutex  // guards adds, unparks, stopped and the wake pipe's use
+	mu       sync.Mutex  // guards adds, pokes, unparks, stopped and the wake pipe's use
 	adds     []*Conn     // connections handed over, not yet registered
+	pokes    []*Conn     // connections poked (poke), to schedule
 	unparks  []unpark    // parked connections whose journal wait ended
 	stopped  bool        // the loop has ended: no more adds, no more wakes
 	woken    atomic.Bool // the wake pipe holds a byte the loop has not read
-	kills    atomic.Bool // some connection of the loop has killReq or poked set
+	kills    atomic.Bool // some connection of the loop has killReq set
 	sweepDue atomic.Bool // tick asks for a look for idle clients (timeout set)
 	running  atomic.Bool // between enterTurn and the end of the turn's requests (Server.Pause waits)
 	quit     atomic.Bool // stop was called: end even if the server is not closing
@@ -74,6 +75,7 @@ type eventLoop struct {
 	events []syscall.EpollEvent
 	turn   []*Conn // connections that have something to run this turn
 	again  []*Conn // connections with requests left over for the next turn
+	spare  []*Conn // the pokes list woke took last, reused (guarded by mu while it is pokes)
 	turnMs int64   // with timeout set, the wall clock at the turn's start (Unix ms), else 0
 	done   chan struct{}
 }
@@ -206,11 +208,15 @@ func (l *eventLoop) kill(c *Conn) {
 	l.wake()
 }
 
-// poke makes c run what it has buffered (see Server.Pause).
+// poke makes c run what it has buffered (see Server.Pause) and write the
+// messages published to it. The loop schedules the connections poked
+// since its last turn from a list, so that a PUBLISH to a few of many
+// clients does not make it look at every one.
 func (c *Conn) poke() {
-	if l := c.loop; l != nil {
-		c.poked.Store(true)
-		l.kills.Store(true)
+	if l := c.loop; l != nil && !c.poked.Swap(true) {
+		l.mu.Lock()
+		l.pokes = append(l.pokes, c)
+		l.mu.Unlock()
 		l.wake()
 	}
 }
@@ -506,8 +512,8 @@ func (l *eventLoop) woke() {
 	}
 	l.woken.Store(false)
 	l.mu.Lock()
-	adds, done := l.adds, l.unparks
-	l.adds, l.unparks = nil, nil
+	adds, done, pokes := l.adds, l.unparks, l.pokes
+	l.adds, l.unparks, l.pokes = nil, nil, l.spare[:0]
 	l.mu.Unlock()
 	l.unparkAll(done)
 	for _, c := range adds {
@@ -524,6 +530,16 @@ func (l *eventLoop) woke() {
 			l.schedule(c)
 		}
 	}
+	for i, c := range pokes {
+		// A SHUTDOWN refused (reply, run the rest), or messages
+		// published to it.
+		c.poked.Store(false)
+		if c.fd >= 0 {
+			l.schedule(c)
+		}
+		pokes[i] = nil
+	}
+	l.spare = pokes[:0]
 	// Killed connections and, with timeout set, idle ones.
 	now := time.Now()
 	t := l.srv.idleTimeout.Load()
@@ -535,12 +551,11 @@ func (l *eventLoop) woke() {
 		switch {
 		case c.killReq.Load():
 			l.schedule(c)
-		case c.poked.Swap(false):
-			l.schedule(c) // its SHUTDOWN was refused: reply, run the rest
 		// A parked client is not idle: it waits for the disk, as a
 		// goroutine connection waits in its journal sync (and as
 		// Redis spares a blocked client).
-		case sweep && !c.parked && now.UnixMilli()-c.LastSeen.Load() > t*1000:
+		// Nor is a Pub/Sub client, as in Redis.
+		case sweep && !c.parked && !c.PubSub() && now.UnixMilli()-c.LastSeen.Load() > t*1000:
 			l.srv.log.Debug("closing idle client", "id", c.ID, "addr", c.Addr)
 			l.drop(c)
 		}
@@ -726,7 +741,7 @@ func (l *eventLoop) unparkAll(done []unpark) {
 			case c.killReq.Load() || c.CloseAfter && !c.waitOut:
 				l.drop(c)
 			case c.CloseAfter:
-			case (c.pending || c.Shutdown != nil) && !c.waitOut:
+			case (c.pending || c.Shutdown != nil || c.PushesWaiting()) && !c.waitOut:
 				l.again = append(l.again, c) // a SHUTDOWN refused meanwhile poked it in vain
 			}
 		}
@@ -773,9 +788,10 @@ func (l *eventLoop) writeOut(c *Conn) bool {
 		}
 		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_MOD, c.fd, &ev)
 		c.waitOut = want
-		if !want && (c.pending || c.Shutdown != nil) {
-			// Requests left over from before it stalled, or its
-			// SHUTDOWN's outcome (poked while it stalled).
+		if !want && (c.pending || c.Shutdown != nil || c.PushesWaiting()) {
+			// Requests left over from before it stalled, its
+			// SHUTDOWN's outcome, or messages published meanwhile
+			// (poked while it stalled).
 			l.schedule(c)
 		}
 	}
