@@ -51,6 +51,10 @@ type Client struct {
 
 	timing      *Command // command whose duration is being measured
 	timingStart int64
+	// The arguments of timing, for SLOWLOG (keepSlowArgs), and their count.
+	slowArgs [][]byte
+	slowArgc int
+	latPend  latencyPending // statCmd's durations not yet in its histogram
 
 	// Command statistics are gathered per connection and added to the
 	// shared atomics once per run of the same command (in practice once
@@ -325,6 +329,10 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		c.nowMs = c.now / 1e6
 		c.settle(c.now)
 		c.timing, c.timingStart = cmd, c.now
+		c.slowArgs = c.slowArgs[:0]
+		if c.eng.obs.slowerThan.Load() >= 0 {
+			c.keepSlowArgs(args)
+		}
 	}
 	if cmd != c.statCmd {
 		c.flushCmdStats()
@@ -415,11 +423,22 @@ func (c *Client) noteWritten(e *shards.Entry) {
 	}
 }
 
-// settle charges the time since the pending command started to it.
+// settle charges the time since the pending command started to it: INFO
+// commandstats, its latency histogram, SLOWLOG and the latency monitor.
 func (c *Client) settle(now int64) {
 	if c.timing != nil {
-		if d := now - c.timingStart; d > 0 && c.timing == c.statCmd {
+		d := max(now-c.timingStart, 0)
+		if c.timing == c.statCmd {
 			c.statNs += d
+			if c.eng.obs.tracking.Load() && !c.replaying {
+				c.latPend.add(d, c.timing.histogram())
+			}
+		}
+		if len(c.slowArgs) != 0 {
+			c.noteSlow(d / 1000)
+		}
+		if c.eng.obs.threshold.Load() != 0 {
+			c.noteCommandLatency(c.timing, d)
 		}
 		c.timing = nil
 	}
@@ -432,8 +451,11 @@ func (c *Client) settle(now int64) {
 // the records it loads outside call(), INFO commandstats starts empty.
 func (c *Client) flushCmdStats() {
 	if c.replaying {
-		c.statCalls, c.statNs = 0, 0
+		c.statCalls, c.statNs, c.latPend.n = 0, 0, 0
 		return
+	}
+	if c.latPend.n != 0 && c.statCmd != nil {
+		c.latPend.flush(c.statCmd.histogram())
 	}
 	if cmd := c.statCmd; cmd != nil && (c.statCalls != 0 || c.statNs != 0) {
 		cmd.calls.Add(c.statCalls)

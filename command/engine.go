@@ -35,9 +35,10 @@ type Engine struct {
 	errMu         sync.Mutex
 	errStats      map[string]int64
 	totalErrors   atomic.Int64
-	stats         serverStats // INFO's ids, memory peak and rate sampler (server.go)
-	scripts       scripting   // the script cache, interpreters and the running script (script.go)
-	mem           memState    // maxmemory and eviction (evict.go)
+	stats         serverStats   // INFO's ids, memory peak and rate sampler (server.go)
+	scripts       scripting     // the script cache, interpreters and the running script (script.go)
+	mem           memState      // maxmemory and eviction (evict.go)
+	obs           observability // SLOWLOG, LATENCY (slowlog.go, latency.go)
 }
 
 // Host is what the command layer needs of the network runtime that runs
@@ -83,6 +84,7 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 	}
 	e.watchConfig()
 	e.watchScripting()
+	e.watchObservability()
 	return e
 }
 

@@ -54,6 +54,11 @@ const (
 	errObjectNoLRU      = "ERR An LRU maxmemory policy is not selected, idle time not tracked (ratekv keeps it under allkeys-lru and volatile-lru only)."
 	errBgsaveDisk       = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 
+	// SLOWLOG, LATENCY (slowlog.go, latency.go).
+	errSlowlogCount     = "ERR count should be greater than or equal to -1"
+	errSubcmdSyntax     = "ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+	errLatencyNoSamples = "ERR No samples available for event '%s'"
+
 	// Server commands (server.go).
 	errConfigDuplicate   = "duplicate parameter"                       // the reason in errConfigSet
 	errAOFStart          = "Unable to turn on AOF. Check server logs." // the reason in errConfigSet, Redis's (config.c updateAppendonly)

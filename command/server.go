@@ -808,6 +808,7 @@ func (s *Engine) resetStats() {
 		cmd.usec.Store(0)
 		cmd.rejected.Store(0)
 		cmd.failed.Store(0)
+		cmd.hist.Store(nil)
 	}
 	s.store.ResetStats()
 	s.stats.peak.Store(0)
@@ -1010,7 +1011,7 @@ var infoSections = []infoSection{
 	{"modules", "Modules", true, func(*Client, *infoBuilder) {}},
 	{"commandstats", "Commandstats", false, infoCommandstats},
 	{"errorstats", "Errorstats", true, infoErrorstats},
-	{"latencystats", "Latencystats", false, func(*Client, *infoBuilder) {}},
+	{"latencystats", "Latencystats", false, infoLatencystats},
 	{"cluster", "Cluster", true, infoCluster},
 	{"keyspace", "Keyspace", true, infoKeyspace},
 }

@@ -74,6 +74,7 @@ type Command struct {
 	subs map[string]*Command
 
 	calls, usec, rejected, failed atomic.Int64
+	hist                          atomic.Pointer[latencyHist] // nil until tracked (hist.go)
 }
 
 // commands is the command table, keyed by lower-case name. It is filled by

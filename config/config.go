@@ -75,6 +75,12 @@ var Params = []Param{
 	{Name: "lfu-decay-time", Default: "1", Mutable: true, Usage: "minutes of idleness that take one off a key's LFU counter (0: never)", Check: intRange(0, math.MaxInt32)},
 	{Name: "maxmemory-eviction-tenacity", Default: "10", Mutable: true, Usage: "time one command may spend evicting before a background job goes on (0-100: 10 is 500 us, as in Redis)", Check: intRange(0, 100)},
 	{Name: "list-max-listpack-size", Alias: "list-max-ziplist-size", Default: "-2", Mutable: true, Usage: "the largest node of a list: negative -1 to -5 for 4, 8, 16, 32 or 64 KiB, positive for that many elements (a list of one node is compact)", Check: intRange(math.MinInt32, math.MaxInt32)},
+	{Name: "slowlog-log-slower-than", Default: "10000", Mutable: true, Usage: "SLOWLOG records commands that take at least this many microseconds (0: every command, -1: none)", Check: intRange(-1, math.MaxInt64)},
+	{Name: "slowlog-max-len", Default: "128", Mutable: true, Usage: "entries the SLOWLOG keeps (the oldest go first)", Check: intRange(0, math.MaxInt64)},
+	{Name: "latency-monitor-threshold", Default: "0", Mutable: true, Usage: "LATENCY records events (command, expire-cycle, aof-write, ...) of at least this many milliseconds (0: none)", Check: intRange(0, math.MaxInt64)},
+	{Name: "latency-tracking", Default: "yes", Mutable: true, Usage: "keep a latency histogram per command (INFO latencystats, LATENCY HISTOGRAM)", Check: yesNo},
+	{Name: "latency-tracking-info-percentiles", Default: "50 99 99.9", Mutable: true, Usage: "the percentiles INFO latencystats reports (space separated, 0 to 100)", Check: percentiles},
+	{Name: "log-format", Default: "text", Mutable: true, Usage: "the log's format: text (key=value) or json (one object a line)", Check: oneOf("text", "json")},
 }
 
 // Lookup returns the parameter named name (case-insensitive).

@@ -1,0 +1,46 @@
+package command
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestDiffObservability compares with a real redis-server the replies of
+// the introspection commands that do not depend on timing: help texts,
+// errors, settings, and the parts of SLOWLOG, LATENCY, OBJECT and MEMORY
+// that are the same on any server.
+func TestDiffObservability(t *testing.T) {
+	addr := redisAddr(t)
+	ts := newTestServer(t)
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			d := &differ{t: t, real: dialRaw(t, addr), ours: ts.raw(t), maxFails: 30}
+			for _, r := range []*rawConn{d.real, d.ours} {
+				r.do("HELLO", fmt.Sprint(proto))
+			}
+			for _, args := range obsDiffCases() {
+				d.check(args)
+			}
+		})
+	}
+}
+
+func obsDiffCases() [][]string {
+	return [][]string{
+		a("SLOWLOG", "HELP"), a("SLOWLOG"), a("SLOWLOG", "FOO"), a("SLOWLOG", "GET", "-2"),
+		a("SLOWLOG", "GET", "x"), a("SLOWLOG", "GET", "1", "2"), a("SLOWLOG", "LEN", "x"), a("SLOWLOG", "RESET", "x"),
+		a("LATENCY", "HELP"), a("LATENCY"), a("LATENCY", "FOO"), a("LATENCY", "HISTORY"),
+		a("LATENCY", "HISTORY", "obs-none"), a("LATENCY", "GRAPH", "obs-none"), a("LATENCY", "RESET", "obs-none"),
+		a("LATENCY", "HISTOGRAM", "obs-none"), a("LATENCY", "LATEST", "x"), a("LATENCY", "DOCTOR", "x"),
+		a("CONFIG", "GET", "slowlog-log-slower-than"), a("CONFIG", "GET", "slowlog-max-len"),
+		a("CONFIG", "GET", "latency-monitor-threshold"), a("CONFIG", "GET", "latency-tracking"),
+		a("CONFIG", "GET", "latency-tracking-info-percentiles"),
+		a("CONFIG", "SET", "slowlog-log-slower-than", "-2"), a("CONFIG", "SET", "slowlog-max-len", "-1"),
+		a("CONFIG", "SET", "latency-monitor-threshold", "-1"), a("CONFIG", "SET", "latency-tracking", "maybe"),
+		a("CONFIG", "SET", "latency-tracking-info-percentiles", "50 x"),
+		a("CONFIG", "SET", "latency-tracking-info-percentiles", "100.1"),
+		a("CONFIG", "SET", "latency-tracking-info-percentiles", "99.90 50.0"),
+		a("CONFIG", "GET", "latency-tracking-info-percentiles"),
+		a("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9"),
+	}
+}
