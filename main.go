@@ -122,7 +122,7 @@ func run(args []string) int {
 		}
 		defer remove()
 	}
-	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log, Latency: srv})
 	if err != nil {
 		log.Error("cannot load the data; not starting", "dir", dir, "err", err)
 		return 1

@@ -85,6 +85,7 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 	e.watchConfig()
 	e.watchScripting()
 	e.watchObservability()
+	store.OnExpireCycle(func(d time.Duration) { e.LatencyEvent("expire-cycle", d) })
 	return e
 }
 

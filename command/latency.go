@@ -42,6 +42,9 @@ func (e *Engine) LatencyEvent(event string, d time.Duration) {
 	e.addLatencySample(event, time.Now().Unix(), d.Milliseconds())
 }
 
+// LatencyOn reports whether latency-monitor-threshold is set.
+func (e *Engine) LatencyOn() bool { return e.obs.threshold.Load() != 0 }
+
 // addLatencySample is Redis's latencyAddSample.
 func (e *Engine) addLatencySample(event string, now, ms int64) {
 	o := &e.obs
