@@ -113,6 +113,17 @@ type Client struct {
 	libVer  string
 
 	lastCmd atomic.Pointer[Command]
+	lastSub *Command // the subcommand of the last container command run (CLIENT LIST's cmd)
+	// txInfo publishes the transaction state for CLIENT LIST at the end of
+	// every batch (packTxInfo).
+	txInfo atomic.Uint64
+	// kind is the client's type for CLIENT LIST and KILL (SetKind).
+	kind atomic.Int32
+	// subs counts its channels, patterns and shard channels (SetSubscriptions).
+	subs     [3]atomic.Int32
+	noEvict  atomic.Bool
+	monitor  atomic.Pointer[monitorSink] // set while it is a MONITOR (monitor.go)
+	inScript bool                        // running a script's redis.call (MONITOR shows "lua")
 	// LastSeen is the Unix ms of the last command (CLIENT LIST's idle, the
 	// runtime's idle timeout).
 	LastSeen atomic.Int64
@@ -129,6 +140,9 @@ type Peer interface {
 	// Buffers returns the bytes read and not yet run, and the size of the
 	// read buffer (CLIENT LIST's qbuf and rbs).
 	Buffers() (query, read int64)
+	// Fd returns the socket's file descriptor (CLIENT LIST's fd; -1 when
+	// there is none).
+	Fd() int
 }
 
 // InitClient makes c, a zero Client, the state of a new connection from
@@ -174,6 +188,9 @@ func (c *Client) EndBatch() {
 	if c.timing != nil {
 		c.settle(c.eng.store.Now())
 	}
+	if s := c.monitor.Load(); s != nil {
+		c.drainMonitor(s)
+	}
 	c.flushStats()
 	if cap(c.recBuf) > shrinkAt {
 		c.recBuf = nil
@@ -208,7 +225,9 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 	if cmd.subs != nil && len(args) > 1 {
 		// A container's subcommand is checked as the command is (and
 		// before AUTH), so that MULTI refuses it instead of queuing it.
-		if sub, msg := cmd.subcommand(args); msg != "" {
+		sub, msg := cmd.subcommand(args)
+		c.lastSub = sub
+		if msg != "" {
 			c.flagTx()
 			if sub != nil { // commandstats counts a subcommand's calls on its container
 				cmd.rejected.Add(1)
@@ -339,6 +358,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		c.statCmd, c.statNs = cmd, 0
 	}
 	c.cmdFailed = false
+	if c.eng.monitors.n.Load() != 0 && !c.replaying && cmd.Name != "exec" {
+		c.monitorCall(cmd, args)
+	}
 	if cmd.Flags&(FlagWrite|FlagDiskSignal) != 0 && !c.replaying && !c.inExec { // EXEC checks once for all its commands
 		if msg := c.diskError(); msg != "" {
 			c.WriteError(msg)
@@ -380,6 +402,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	}
 	c.jcur = nil // as Journaled once settled: a detached log is not kept alive
 	c.unlock()
+	if c.eng.monitors.n.Load() != 0 && !c.replaying && cmd.Name == "exec" {
+		c.monitorCall(cmd, args) // after the commands it ran, as Redis
+	}
 	if cmd != c.statCmd {
 		// EXEC ran other commands, each counted already: this call is
 		// EXEC's, not the last of them.
@@ -473,8 +498,13 @@ func (c *Client) flushStats() {
 		c.batchCmds = 0
 	}
 	if c.statCmd != nil {
-		c.lastCmd.Store(c.statCmd)
+		last := c.statCmd
+		if c.lastSub != nil && last.subs != nil {
+			last = c.lastSub
+		}
+		c.lastCmd.Store(last)
 		c.LastSeen.Store(c.nowMs)
+		c.txInfo.Store(c.packTxInfo())
 	}
 }
 
@@ -606,7 +636,10 @@ func (c *Client) InMulti() bool { return c.tx.active }
 
 // Close releases what the client holds in the command layer (its
 // WATCHes); the runtime calls it once the connection is closed.
-func (c *Client) Close() { c.unwatchAll() }
+func (c *Client) Close() {
+	c.unwatchAll()
+	c.stopMonitor()
+}
 
 // Proto is the protocol the client speaks, 2 or 3 (HELLO).
 func (c *Client) Proto() int { return c.proto }

@@ -39,6 +39,8 @@ type Engine struct {
 	scripts       scripting     // the script cache, interpreters and the running script (script.go)
 	mem           memState      // maxmemory and eviction (evict.go)
 	obs           observability // SLOWLOG, LATENCY (slowlog.go, latency.go)
+	monitors      monitors      // MONITOR (monitor.go)
+	pause         clientPause   // CLIENT PAUSE (clients.go)
 }
 
 // Host is what the command layer needs of the network runtime that runs

@@ -42,5 +42,12 @@ func obsDiffCases() [][]string {
 		a("CONFIG", "SET", "latency-tracking-info-percentiles", "99.90 50.0"),
 		a("CONFIG", "GET", "latency-tracking-info-percentiles"),
 		a("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9"),
+		a("CLIENT", "PAUSE", "abc"), a("CLIENT", "PAUSE", "-1"), a("CLIENT", "PAUSE", "10", "foo"),
+		a("CLIENT", "PAUSE", "10", "write", "all"), a("CLIENT", "UNPAUSE", "x"),
+		a("CLIENT", "KILL", "TYPE", "x"), a("CLIENT", "KILL", "USER", "nobody"), a("CLIENT", "KILL", "1.2.3.4:5"),
+		a("CLIENT", "KILL", "ID", "0"), a("CLIENT", "KILL", "ID", "999999999"), a("CLIENT", "KILL", "ID"),
+		a("CLIENT", "KILL", "SKIPME", "maybe"), a("CLIENT", "KILL", "TYPE", "master", "ID", "1"),
+		a("CLIENT", "NO-EVICT", "maybe"), a("CLIENT", "LIST", "TYPE", "x"), a("CLIENT", "LIST", "ID", "0"), a("CLIENT", "LIST", "ID", "-5"), a("CLIENT", "LIST", "ID", "x"),
+		a("MULTI"), a("MONITOR"), a("EXEC"),
 	}
 }

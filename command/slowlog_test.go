@@ -12,11 +12,10 @@ import (
 // nopPeer is the Peer of a Client driven directly by a test.
 type nopPeer struct{}
 
-func (nopPeer) Kill()                    {}
-func (nopPeer) Wake()                    {}
-func (nopPeer) Buffers() (int64, int64)  { return 0, 0 }
-func (nopPeer) Fd() int                  { return -1 }
-func (nopPeer) OutputBuffer() (int, int) { return 0, 0 }
+func (nopPeer) Kill()                   {}
+func (nopPeer) Wake()                   {}
+func (nopPeer) Buffers() (int64, int64) { return 0, 0 }
+func (nopPeer) Fd() int                 { return -1 }
 
 // direct returns a Client of ts's engine that a test drives with run,
 // advancing the fake clock between commands to give them durations.

@@ -60,7 +60,18 @@ type Conn struct {
 	killReq atomic.Bool         // CLIENT KILL or the server asked the loop to close it (goroutine mode: CLIENT KILL, see serve)
 
 	qbuf atomic.Int64 // bytes buffered, for CLIENT LIST
+
+	sockFD int // the socket's descriptor when accepted, for CLIENT LIST
+	// held says runBuffered stopped at a request CLIENT PAUSE holds back
+	// (command.Client.Postponed): the runtime runs it once woken.
+	held bool
+	// wokeDeadline says poke set a read deadline to wake a goroutine
+	// connection from its read (goroutine mode).
+	wokeDeadline atomic.Bool
 }
+
+// errPoked is read's error when poke woke the connection (goroutine mode).
+var errPoked = errors.New("woken")
 
 const (
 	// flushAt bounds the reply buffer: once a batch's replies pass it, they
@@ -99,6 +110,17 @@ func (c *Conn) serve() {
 		if c.pending {
 			continue // the rest of the batch, its replies written
 		}
+		if c.held {
+			c.held = false
+			if ch := c.PauseEnded(); ch != nil {
+				select {
+				case <-ch:
+				case <-c.srv.closed:
+					return
+				}
+			}
+			continue
+		}
 		if c.Shutdown != nil {
 			select {
 			case <-c.Shutdown.Decided():
@@ -117,6 +139,9 @@ func (c *Conn) serve() {
 		// which the scheduler serves before it polls the network, so the
 		// connections that did park would wait. Tail latency matters more.
 		if err := c.read(); err != nil {
+			if err == errPoked {
+				continue // woken: MONITOR lines or a pause's end
+			}
 			if c.srv.closing.Load() {
 				return
 			}
@@ -192,6 +217,16 @@ func (c *Conn) runBuffered() bool {
 		} else {
 			cmd = c.Lookup(args[0])
 		}
+		if c.Postponed(cmd) {
+			// CLIENT PAUSE: the request stays buffered until the pause
+			// ends (the engine wakes every client then).
+			c.r -= n
+			if pre != nil {
+				c.preNext--
+			}
+			c.held = true
+			break
+		}
 		c.Run(cmd, args, raw)
 		if c.CloseAfter {
 			return false
@@ -210,6 +245,7 @@ func (c *Conn) runBuffered() bool {
 		}
 	}
 	c.EndBatch()
+	c.qbuf.Store(int64(c.w - c.r))
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 		if len(c.buf) > shrinkAt {
@@ -282,8 +318,17 @@ func (c *Conn) read() error {
 	} else {
 		if t := c.srv.idleTimeout.Load(); t > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		} else if c.wokeDeadline.Swap(false) {
+			c.nc.SetReadDeadline(time.Time{})
+		}
+		if c.poked.Swap(false) {
+			return errPoked
 		}
 		n, err = c.nc.Read(c.buf[c.w:end])
+		var ne net.Error
+		if n == 0 && errors.As(err, &ne) && ne.Timeout() && c.poked.Swap(false) {
+			return errPoked
+		}
 	}
 	c.w += n
 	c.qbuf.Store(int64(c.w - c.r))

@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/ratekv/ratekv/command"
 	"github.com/ratekv/ratekv/config"
@@ -77,8 +78,26 @@ func (c *Conn) Kill() {
 	c.nc.Close()
 }
 
-// Wake has c run what it has buffered (a SHUTDOWN refused).
-func (c *Conn) Wake() { c.poke() }
+// Wake has c run what it has buffered (a SHUTDOWN refused, a pause's
+// end) and write what the command layer has for it (MONITOR's lines).
+func (c *Conn) Wake() {
+	if c.loop == nil {
+		c.pokeRead()
+		return
+	}
+	c.poke()
+}
+
+// pokeRead wakes a goroutine connection from its read: its read
+// deadline passes at once and read returns errPoked.
+func (c *Conn) pokeRead() {
+	c.poked.Store(true)
+	c.wokeDeadline.Store(true)
+	c.nc.SetReadDeadline(time.Now())
+}
+
+// Fd returns c's socket descriptor.
+func (c *Conn) Fd() int { return c.sockFD }
 
 // Buffers returns the bytes c has read and not yet run, and its read
 // buffer's initial size.

@@ -247,7 +247,7 @@ func (s *Server) startConn(nc net.Conn) {
 		tc.SetKeepAlive(true)
 		tc.SetKeepAlivePeriod(300 * time.Second)
 	}
-	c := &Conn{srv: s, nc: nc, buf: make([]byte, defaultReadBytes), fd: -1}
+	c := &Conn{srv: s, nc: nc, buf: make([]byte, defaultReadBytes), fd: -1, sockFD: -1}
 	s.InitClient(&c.Client, c, s.nextID.Add(1), nc.RemoteAddr().String(), nc.LocalAddr().String())
 	s.mu.Lock()
 	if s.closing.Load() {
@@ -265,6 +265,13 @@ func (s *Server) startConn(nc net.Conn) {
 	}
 	if len(s.loops) > 0 {
 		s.loops[int(c.ID)%len(s.loops)].claim(c, nc)
+	}
+	if c.loop != nil {
+		c.sockFD = c.fd
+	} else if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { c.sockFD = int(fd) })
+		}
 	}
 	s.conns[c.ID] = c
 	s.wg.Add(1)
