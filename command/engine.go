@@ -39,6 +39,7 @@ type Engine struct {
 	scripts       scripting     // the script cache, interpreters and the running script (script.go)
 	mem           memState      // maxmemory and eviction (evict.go)
 	obs           observability // SLOWLOG, LATENCY (slowlog.go, latency.go)
+	startupMem    int64         // used memory when the engine was made (MEMORY STATS)
 	monitors      monitors      // MONITOR (monitor.go)
 	pause         clientPause   // CLIENT PAUSE (clients.go)
 }
@@ -87,6 +88,7 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 	e.watchConfig()
 	e.watchScripting()
 	e.watchObservability()
+	e.startupMem = readMemory().mapped
 	store.OnExpireCycle(func(d time.Duration) { e.LatencyEvent("expire-cycle", d) })
 	return e
 }

@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -26,7 +27,7 @@ func TestDiffObservability(t *testing.T) {
 }
 
 func obsDiffCases() [][]string {
-	return [][]string{
+	cases := [][]string{
 		a("SLOWLOG", "HELP"), a("SLOWLOG"), a("SLOWLOG", "FOO"), a("SLOWLOG", "GET", "-2"),
 		a("SLOWLOG", "GET", "x"), a("SLOWLOG", "GET", "1", "2"), a("SLOWLOG", "LEN", "x"), a("SLOWLOG", "RESET", "x"),
 		a("LATENCY", "HELP"), a("LATENCY"), a("LATENCY", "FOO"), a("LATENCY", "HISTORY"),
@@ -50,4 +51,31 @@ func obsDiffCases() [][]string {
 		a("CLIENT", "NO-EVICT", "maybe"), a("CLIENT", "LIST", "TYPE", "x"), a("CLIENT", "LIST", "ID", "0"), a("CLIENT", "LIST", "ID", "-5"), a("CLIENT", "LIST", "ID", "x"),
 		a("MULTI"), a("MONITOR"), a("EXEC"),
 	}
+	long := strings.Repeat("s", 45)
+	big := []string{"RPUSH", "obs:biglist"}
+	for i := range 1000 {
+		big = append(big, fmt.Sprintf("element-%04d", i))
+	}
+	bighash := []string{"HSET", "obs:bighash"}
+	for i := range 200 {
+		bighash = append(bighash, fmt.Sprint("f", i), "v")
+	}
+	cases = append(cases,
+		a("DEL", "obs:int", "obs:int2", "obs:neg", "obs:str", "obs:s44", "obs:long", "obs:biglist", "obs:hash", "obs:bighash", "obs:z"),
+		a("SET", "obs:int", "123"), a("SET", "obs:int2", "12345"), a("SET", "obs:neg", "-5"), a("SET", "obs:str", "hello"),
+		a("SET", "obs:s44", long[:44]), a("SET", "obs:long", long), big, a("HSET", "obs:hash", "f", "v"), bighash,
+		a("ZADD", "obs:z", "1", "m"),
+	)
+	for _, k := range []string{"obs:int", "obs:int2", "obs:neg", "obs:str", "obs:s44", "obs:long", "obs:biglist", "obs:hash", "obs:bighash", "obs:z", "obs:none"} {
+		cases = append(cases, a("OBJECT", "ENCODING", k), a("OBJECT", "REFCOUNT", k))
+	}
+	cases = append(cases,
+		a("OBJECT", "ENCODING"), a("OBJECT", "REFCOUNT", "a", "b"), a("MEMORY", "USAGE", "obs:none"),
+		a("MEMORY", "USAGE", "obs:str", "SAMPLES", "x"), a("MEMORY", "USAGE", "obs:str", "SAMPLES", "-1"),
+		a("MEMORY", "USAGE", "obs:str", "foo", "1"), a("MEMORY", "USAGE", "obs:str", "SAMPLES"),
+		a("MEMORY", "USAGE", "obs:none", "SAMPLES", "0"), a("MEMORY", "USAGE"), a("MEMORY", "STATS", "x"),
+		a("MEMORY", "DOCTOR", "x"),
+		a("DEL", "obs:int", "obs:int2", "obs:neg", "obs:str", "obs:s44", "obs:long", "obs:biglist", "obs:hash", "obs:bighash", "obs:z"),
+	)
+	return cases
 }

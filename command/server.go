@@ -99,6 +99,12 @@ func init() {
 			Summary: "Returns helpful text about the different subcommands.", Group: srv},
 	)
 	registerSubcommands("memory",
+		&Command{Name: "memory|usage", Arity: -3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Handler: cmdMemoryUsage,
+			Summary: "Estimates the memory usage of a key.", Group: srv},
+		&Command{Name: "memory|stats", Arity: 2, Handler: cmdMemoryStats,
+			Summary: "Returns details about memory usage.", Group: srv},
+		&Command{Name: "memory|doctor", Arity: 2, Handler: cmdMemoryDoctor,
+			Summary: "Outputs a memory problems report.", Group: srv},
 		&Command{Name: "memory|purge", Arity: 2, Handler: cmdMemoryPurge,
 			Summary: "Asks the allocator to release memory.", Group: srv},
 		&Command{Name: "memory|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdMemoryHelp,
@@ -844,8 +850,15 @@ func cmdMemoryPurge(c *Client, args [][]byte) {
 
 func cmdMemoryHelp(c *Client, args [][]byte) {
 	c.writeHelp(args[0], []string{
+		"DOCTOR",
+		"    Return memory problems reports.",
 		"PURGE",
 		"    Collect garbage and return the free memory to the operating system.",
+		"STATS",
+		"    Return information about the memory usage of the server.",
+		"USAGE <key> [SAMPLES <count>]",
+		"    Return memory in bytes used by <key> and its value (measured whole:",
+		"    SAMPLES is accepted and ignored).",
 	})
 }
 
