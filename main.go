@@ -72,18 +72,21 @@ func run(args []string) int {
 	}
 
 	var logTo io.Writer = os.Stderr
+	var logFile *service.LogFile
 	if path := cfg.String(config.LogFile); path != "" {
 		f, err := service.OpenLog(path)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ratekv: can't open the log file: %v\n", err)
 			return 1
 		}
-		logTo = f
+		logTo, logFile = f, f
 	}
 	level := new(slog.LevelVar)
 	level.Set(logLevel(cfg.String(config.LogLevel)))
 	cfg.OnChange(config.LogLevel, func(v string) { level.Set(logLevel(v)) })
-	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level}))
+	handler := service.NewLogHandler(logTo, level, cfg.String(config.LogFormat))
+	cfg.OnChange(config.LogFormat, handler.SetFormat)
+	log := slog.New(handler)
 	for _, w := range cfg.Warnings() {
 		log.Warn(w.String())
 	}
@@ -148,6 +151,21 @@ func run(args []string) int {
 		log.Warn("cannot tell systemd that ratekv is ready", "err", err)
 	}
 
+	// SIGHUP, which logrotate sends after moving the log, reopens it
+	// rather than ending the process.
+	hupc := make(chan os.Signal, 1)
+	signal.Notify(hupc, syscall.SIGHUP)
+	go func() {
+		for range hupc {
+			if logFile == nil {
+				log.Info("received SIGHUP, no log file to reopen")
+			} else if err := logFile.Reopen(); err != nil {
+				log.Warn("received SIGHUP, cannot reopen the log file", "err", err)
+			} else {
+				log.Info("received SIGHUP, log file reopened")
+			}
+		}
+	}()
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	// Each request pauses the server and persists everything first; when
