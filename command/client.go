@@ -460,7 +460,9 @@ func (c *Client) settle(now int64) {
 			}
 		}
 		if len(c.slowArgs) != 0 {
-			c.noteSlow(d / 1000)
+			if t := c.eng.obs.slowerThan.Load(); t >= 0 && d/1000 >= t {
+				c.noteSlow(d / 1000)
+			}
 		}
 		if c.eng.obs.threshold.Load() != 0 {
 			c.noteCommandLatency(c.timing, d)

@@ -147,6 +147,19 @@ func (e *Engine) LatencyHistogram(name string, dst []uint64) []uint64 {
 	return dst
 }
 
+// EachLatencyHistogram calls fn with the name and per-bucket counts (as
+// LatencyHistogram's) of every command with tracked calls, in name order.
+// counts is reused between calls: fn must copy what it keeps.
+func (e *Engine) EachLatencyHistogram(fn func(name string, counts []uint64)) {
+	var buf [LatencyBuckets]uint64
+	for _, cmd := range sortedCommands() {
+		if h := cmd.hist.Load(); h != nil {
+			h.snapshot(&buf)
+			fn(cmd.Name, buf[:])
+		}
+	}
+}
+
 // infoLatencystats writes INFO latencystats: per command called since
 // the reset, the percentiles of latency-tracking-info-percentiles in µs.
 func infoLatencystats(c *Client, ib *infoBuilder) {

@@ -185,7 +185,7 @@ func latencyGraph(event string, ts *latencySeries, now int64) string {
 		label string
 	}
 	var seq []sample
-	var lo, hi int64
+	var lo, hi int64 // the samples' range, as Redis's sequence keeps it
 	for j := range latencySamples {
 		s := ts.samples[(ts.idx+j)%latencySamples]
 		if s.unix == 0 {
@@ -213,46 +213,46 @@ func latencyGraph(event string, ts *latencySeries, now int64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s - high %d ms, low %d ms (all time high %d ms)\n", event, hi, lo, ts.max)
 	b.WriteString(strings.Repeat("-", 80) + "\n")
-	// sparklineRender: rows of 4 steps each (charset "_-`"), columns of
-	// one sample, with the labels written vertically below.
-	const rows, charset = 4, "_-`"
-	steps := rows*len(charset) - 1
-	rng := hi - lo
-	if rng == 0 {
-		rng = 1
+	// Redis's sparklineRender with SPARKLINE_FILL: 80 columns, 4 rows of
+	// 3 steps, then a blank line and the labels written downwards.
+	const rows, fill = 4, "_o#"
+	steps := rows * len(fill)
+	rel := float64(hi - lo)
+	if rel == 0 {
+		rel = 1
 	}
 	for off := 0; off < len(seq); off += 80 {
-		part := seq[off:min(off+80, len(seq))]
-		maxLabel := 0
-		for _, s := range part {
-			maxLabel = max(maxLabel, len(s.label))
+		if off != 0 {
+			b.WriteByte('\n')
 		}
+		part := seq[off:min(off+80, len(seq))]
+		line := make([]byte, len(part))
 		for row := range rows {
-			line := make([]byte, len(part))
 			for i, s := range part {
-				step := int((s.v - lo) * int64(steps) / rng)
-				loop := step / len(charset)
-				ch := step % len(charset)
-				switch {
-				case row < rows-1-loop:
-					line[i] = ' '
-				case row == rows-1-loop:
-					line[i] = charset[ch]
+				step := min(max(int(float64(int(float64(s.v-lo)*float64(steps)))/rel), 0), steps-1)
+				switch idx := step - (rows-row-1)*len(fill); {
+				case idx >= len(fill):
+					line[i] = '|'
+				case idx >= 0:
+					line[i] = fill[idx]
 				default:
-					line[i] = '|' // SPARKLINE_FILL
+					line[i] = ' '
 				}
 			}
 			b.Write(line)
 			b.WriteByte('\n')
 		}
-		for l := range maxLabel {
-			line := make([]byte, len(part))
+		b.WriteString(strings.Repeat(" ", len(part)) + "\n")
+		for l := 0; ; l++ {
+			more := false
 			for i, s := range part {
+				line[i] = ' '
 				if l < len(s.label) {
-					line[i] = s.label[l]
-				} else {
-					line[i] = ' '
+					line[i], more = s.label[l], true
 				}
+			}
+			if !more {
+				break
 			}
 			b.Write(line)
 			b.WriteByte('\n')

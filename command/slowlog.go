@@ -112,16 +112,13 @@ func (c *Client) keepSlowArgs(args [][]byte) {
 	c.slowArgc = len(args)
 }
 
-// noteSlow records the command c.slowArgs holds, which took usec, when it
-// is slow enough.
+// noteSlow records the command c.slowArgs holds, which took usec, at
+// least slowlog-log-slower-than (settle checks).
 func (c *Client) noteSlow(usec int64) {
-	if c.replaying || len(c.slowArgs) == 0 {
+	if c.replaying {
 		return
 	}
 	o := &c.eng.obs
-	if t := o.slowerThan.Load(); t < 0 || usec < t {
-		return
-	}
 	args := make([]string, len(c.slowArgs))
 	for i, a := range c.slowArgs {
 		switch {

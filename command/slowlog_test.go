@@ -181,6 +181,13 @@ func TestLatencyTracking(t *testing.T) {
 	}
 	require.EqualValues(t, 100, total)
 	require.Nil(t, ts.srv.LatencyHistogram("nope", nil))
+	var names []string
+	ts.srv.EachLatencyHistogram(func(name string, counts []uint64) {
+		require.Len(t, counts, LatencyBuckets)
+		names = append(names, name)
+	})
+	require.Contains(t, names, "get")
+	require.Contains(t, names, "set")
 	// Off: nothing more is counted; RESETSTAT clears the histograms.
 	require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "latency-tracking", "no"))
 	ts.run(c, time.Microsecond, "GET", "k")
@@ -188,4 +195,16 @@ func TestLatencyTracking(t *testing.T) {
 	require.Equal(t, "+OK\r\n", r.do("CONFIG", "RESETSTAT"))
 	require.Nil(t, ts.srv.LatencyHistogram("get", nil))
 	require.NotContains(t, r.do("INFO", "latencystats"), "usec_get")
+}
+
+// LATENCY GRAPH draws as Redis's sparkline: 4 rows, "_o#" and '|' fill,
+// a blank line, then the ages written downwards.
+func TestLatencyGraph(t *testing.T) {
+	var ts latencySeries
+	ts.samples[0] = latencySample{995, 10}
+	ts.samples[1] = latencySample{999, 20}
+	ts.idx, ts.max = 2, 20
+	want := "command - high 20 ms, low 10 ms (all time high 20 ms)\n" + strings.Repeat("-", 80) + "\n" +
+		" #\n |\n |\n_|\n  \n51\nss\n"
+	require.Equal(t, want, latencyGraph("command", &ts, 1000))
 }
