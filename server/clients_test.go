@@ -107,9 +107,10 @@ func TestRedisBenchmark(t *testing.T) {
 // FREQ) find the biggest and hottest keys.
 func TestRedisCliKeyScans(t *testing.T) {
 	cli := lookTools(t, "redis-cli")[0]
-	ts := newTestServer(t, "maxmemory", "1gb", "maxmemory-policy", "allkeys-lfu")
+	ts := newTestServer(t)
 	_, port, _ := net.SplitHostPort(ts.addr)
 	r := ts.raw(t)
+	require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory", "1gb", "maxmemory-policy", "allkeys-lfu"))
 	r.do("SET", "small", "x")
 	r.do("SET", "big", strings.Repeat("v", 5000))
 	r.do("RPUSH", "list", "a", "b", "c")

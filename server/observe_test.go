@@ -121,10 +121,12 @@ func TestClientKillFilters(t *testing.T) {
 		6: {[]string{"CLIENT", "KILL", "ID", idOf(b)}, ":1\r\n"},
 		7: {[]string{"CLIENT", "KILL", "ADDR", c.nc.LocalAddr().String(), "TYPE", "normal"}, ":1\r\n"},
 		8: {[]string{"CLIENT", "KILL", "1.2.3.4:5"}, "-ERR No such client\r\n"},
-		9: {[]string{"CLIENT", "KILL", "LADDR", ts.addr, "SKIPME", "no"}, ":1\r\n"},
 	} {
 		require.Equal(t, s.want, a.do(s.args...), "step %d: %q", i, s.args)
 	}
+	// Once b and c are gone, LADDR with SKIPME no kills the caller.
+	require.Eventually(t, func() bool { return strings.Count(a.do("CLIENT", "LIST"), "id=") == 1 }, 5*time.Second, time.Millisecond)
+	require.Equal(t, ":1\r\n", a.do("CLIENT", "KILL", "LADDR", ts.addr, "SKIPME", "no"))
 	for _, r := range []*rawConn{a, b, c} {
 		r.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
 		_, err := r.rd.ReadByte()
