@@ -142,17 +142,12 @@ func run(args []string) int {
 	}
 	srv.SetPersistence(mgr)
 	mgr.Start()
-	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", command.Version, "shards", store.NumShards())
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve() }()
-	notify := cfg.NotifySocket()
-	if err := service.Notify(notify, service.Ready); err != nil {
-		log.Warn("cannot tell systemd that ratekv is ready", "err", err)
-	}
-
-	// SIGHUP, which logrotate sends after moving the log, reopens it
-	// rather than ending the process.
+	// The signals are caught before anyone hears that ratekv is ready: a
+	// SIGTERM that follows the readiness at once must shut it down
+	// cleanly, not end it. SIGHUP, which logrotate sends after moving the
+	// log, reopens it rather than ending the process.
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	hupc := make(chan os.Signal, 1)
 	signal.Notify(hupc, syscall.SIGHUP)
 	go func() {
@@ -166,8 +161,15 @@ func run(args []string) int {
 			}
 		}
 	}()
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", command.Version, "shards", store.NumShards())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve() }()
+	notify := cfg.NotifySocket()
+	if err := service.Notify(notify, service.Ready); err != nil {
+		log.Warn("cannot tell systemd that ratekv is ready", "err", err)
+	}
+
 	// Each request pauses the server and persists everything first; when
 	// that fails the server goes on (Redis's behaviour), unless FORCE.
 	force := false
