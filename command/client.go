@@ -358,15 +358,15 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		c.statCmd, c.statNs = cmd, 0
 	}
 	c.cmdFailed = false
-	if c.eng.monitors.n.Load() != 0 && !c.replaying && cmd.Name != "exec" {
-		c.monitorCall(cmd, args)
-	}
 	if cmd.Flags&(FlagWrite|FlagDiskSignal) != 0 && !c.replaying && !c.inExec { // EXEC checks once for all its commands
 		if msg := c.diskError(); msg != "" {
 			c.WriteError(msg)
 			cmd.rejected.Add(1)
 			return
 		}
+	}
+	if c.eng.monitors.n.Load() != 0 && !c.replaying && cmd.Name != "exec" {
+		c.monitorCall(cmd, args) // as Redis: once it passed the checks, before it runs
 	}
 	if c.eng.scripts.nrun.Load() != 0 && !c.inExec {
 		if !c.lockBehindScripts(cmd, args) {
