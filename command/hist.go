@@ -89,7 +89,7 @@ func (p *latencyPending) flush(h *latencyHist) {
 	p.n = 0
 }
 
-// hist returns cmd's histogram, allocating it on first use.
+// histogram returns cmd's histogram, allocating it on first use.
 func (cmd *Command) histogram() *latencyHist {
 	if h := cmd.hist.Load(); h != nil {
 		return h

@@ -103,7 +103,7 @@ func (e *Engine) watchObservability() {
 	}
 }
 
-// slowArgs keeps the arguments of the command being timed, for SLOWLOG:
+// keepSlowArgs keeps the arguments of the command being timed, for SLOWLOG:
 // the slice headers only (the bytes stay in the read buffer until the
 // batch ends, when the last command is settled).
 func (c *Client) keepSlowArgs(args [][]byte) {
