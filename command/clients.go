@@ -390,7 +390,8 @@ func cmdClientUnpause(c *Client, args [][]byte) {
 }
 
 // pauseClients pauses until end, keeping a longer or stricter pause in
-// force, as Redis's pauseClients.
+// force, as Redis's pauseClients; the active expiry pauses with the
+// clients, as in Redis.
 func (e *Engine) pauseClients(end time.Time, all bool) {
 	p := &e.pause
 	p.mu.Lock()
@@ -398,6 +399,7 @@ func (e *Engine) pauseClients(end time.Time, all bool) {
 	if p.until.Load() == 0 {
 		p.ended = make(chan struct{})
 		p.all.Store(all)
+		e.store.PauseExpiry(true)
 	} else if all {
 		p.all.Store(true)
 	}
@@ -427,6 +429,7 @@ func (e *Engine) unpauseClients() {
 		return
 	}
 	p.until.Store(0)
+	e.store.PauseExpiry(false)
 	if p.timer != nil {
 		p.timer.Stop()
 		p.timer = nil

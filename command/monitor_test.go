@@ -58,3 +58,19 @@ func TestMonitorInMulti(t *testing.T) {
 func TestReprQuoting(t *testing.T) {
 	require.Equal(t, `"a\\b\"c\n\r\t\a\b\x00\xff~"`, string(appendRepr(nil, []byte("a\\b\"c\n\r\t\a\b\x00\xff~"))))
 }
+
+// CLIENT PAUSE pauses the active expiry with the clients, as Redis; the
+// runtime holds the requests back (server's TestClientPause).
+func TestClientPauseExpiry(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	require.Equal(t, "+OK\r\n", r.do("CLIENT", "PAUSE", "100000", "WRITE"))
+	require.True(t, ts.store.ExpiryPaused())
+	require.Equal(t, "+OK\r\n", r.do("CLIENT", "PAUSE", "10", "ALL"), "a shorter pause keeps the longer one")
+	require.True(t, ts.srv.pause.all.Load(), "and the stricter mode")
+	require.NotNil(t, ts.srv.PauseEnded())
+	require.Equal(t, "+OK\r\n", r.do("CLIENT", "UNPAUSE"))
+	require.False(t, ts.store.ExpiryPaused())
+	require.Nil(t, ts.srv.PauseEnded())
+	require.Equal(t, "+OK\r\n", r.do("CLIENT", "UNPAUSE"), "no pause: still OK")
+}

@@ -211,6 +211,14 @@ func (s *Store) Yield() {
 // active-expiry pass (LATENCY's expire-cycle event).
 func (s *Store) OnExpireCycle(f func(time.Duration)) { s.expireHook.Store(&f) }
 
+// PauseExpiry stops the background active expiry while paused is true
+// (CLIENT PAUSE, as Redis pauses it with the clients); keys past their
+// deadline still read as absent.
+func (s *Store) PauseExpiry(paused bool) { s.expireOff.Store(paused) }
+
+// ExpiryPaused reports whether PauseExpiry paused the active expiry.
+func (s *Store) ExpiryPaused() bool { return s.expireOff.Load() }
+
 // StartExpiry starts the background active-expiry loop; Close stops it.
 func (s *Store) StartExpiry() {
 	if s.stopExpire != nil {
@@ -229,6 +237,9 @@ func (s *Store) StartExpiry() {
 			case <-t.C:
 				if s.wall != nil {
 					s.wall.recalibrate()
+				}
+				if s.expireOff.Load() {
+					continue
 				}
 				hook := s.expireHook.Load()
 				var start time.Time

@@ -16,7 +16,11 @@ func TestOnExpireCycle(t *testing.T) {
 			passes.Add(1)
 		}
 	})
+	s.PauseExpiry(true)
 	s.StartExpiry()
 	defer s.Close()
+	time.Sleep(3 * expireTick) // the absence of passes takes waiting to see
+	require.Zero(t, passes.Load(), "no pass while paused")
+	s.PauseExpiry(false)
 	require.Eventually(t, func() bool { return passes.Load() >= 2 }, 5*time.Second, 10*time.Millisecond)
 }

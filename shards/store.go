@@ -35,6 +35,7 @@ type Store struct {
 
 	stopExpire chan struct{}
 	expireHook atomic.Pointer[func(time.Duration)] // OnExpireCycle
+	expireOff  atomic.Bool                         // PauseExpiry
 	expireDone chan struct{}
 	yield      atomic.Pointer[func()] // see SetYield
 
