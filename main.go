@@ -73,18 +73,21 @@ func run(args []string) int {
 	}
 
 	var logTo io.Writer = os.Stderr
+	var logFile *service.LogFile
 	if path := cfg.String(config.LogFile); path != "" {
 		f, err := service.OpenLog(path)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ratekv: can't open the log file: %v\n", err)
 			return 1
 		}
-		logTo = f
+		logTo, logFile = f, f
 	}
 	level := new(slog.LevelVar)
 	level.Set(logLevel(cfg.String(config.LogLevel)))
 	cfg.OnChange(config.LogLevel, func(v string) { level.Set(logLevel(v)) })
-	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level}))
+	handler := service.NewLogHandler(logTo, level, cfg.String(config.LogFormat))
+	cfg.OnChange(config.LogFormat, handler.SetFormat)
+	log := slog.New(handler)
 	for _, w := range cfg.Warnings() {
 		log.Warn(w.String())
 	}
@@ -132,7 +135,7 @@ func run(args []string) int {
 		}
 		defer remove()
 	}
-	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log})
+	mgr, err := persist.Open(persist.Options{Config: cfg, Store: store, Replay: srv.Replay, Keys: command.RecordKeys, Resets: command.RecordResets, Logger: log, Latency: srv})
 	if err != nil {
 		log.Error("cannot load the data; not starting", "dir", dir, "err", err)
 		return 1
@@ -152,6 +155,25 @@ func run(args []string) int {
 	if a := srv.TLSAddr(); a != nil {
 		log.Info("TLS listening", "addr", a.String())
 	}
+	// The signals are caught before anyone hears that ratekv is ready: a
+	// SIGTERM that follows the readiness at once must shut it down
+	// cleanly, not end it. SIGHUP, which logrotate sends after moving the
+	// log, reopens it rather than ending the process.
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	hupc := make(chan os.Signal, 1)
+	signal.Notify(hupc, syscall.SIGHUP)
+	go func() {
+		for range hupc {
+			if logFile == nil {
+				log.Info("received SIGHUP, no log file to reopen")
+			} else if err := logFile.Reopen(); err != nil {
+				log.Warn("received SIGHUP, cannot reopen the log file", "err", err)
+			} else {
+				log.Info("received SIGHUP, log file reopened")
+			}
+		}
+	}()
 	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", command.Version, "shards", store.NumShards())
 
 	errc := make(chan error, 1)
@@ -161,8 +183,6 @@ func run(args []string) int {
 		log.Warn("cannot tell systemd that ratekv is ready", "err", err)
 	}
 
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	// Each request pauses the server and persists everything first; when
 	// that fails the server goes on (Redis's behaviour), unless FORCE.
 	force := false

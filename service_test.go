@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -167,6 +168,9 @@ func TestLogFile(t *testing.T) {
 	}
 	waitFor(logfile, "ready to accept connections")
 	require.NoError(t, os.Rename(logfile, logfile+".1"))
+	// logrotate's postrotate: SIGHUP reopens the log, the server goes on.
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	waitFor(logfile, "log file reopened")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait())
 	waitFor(logfile, "ready to exit")
@@ -174,4 +178,18 @@ func TestLogFile(t *testing.T) {
 
 	out := refusedStart(t, bin, "--port", "0", "--dir", dir, "--logfile", filepath.Join(dir, "no", "such", "ratekv.log"))
 	require.Contains(t, out, "can't open the log file")
+
+	// log-format json: one JSON object a line.
+	jsonLog := filepath.Join(t.TempDir(), "ratekv.json")
+	cmd = exec.Command(bin, "--port", "0", "--dir", dir, "--logfile", jsonLog, "--log-format", "json")
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(jsonLog, "ready to accept connections")
+	b, err := os.ReadFile(jsonLog)
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), "%q", line)
+		require.Contains(t, rec, "msg")
+	}
 }

@@ -51,6 +51,10 @@ type Client struct {
 
 	timing      *Command // command whose duration is being measured
 	timingStart int64
+	// The arguments of timing, for SLOWLOG (keepSlowArgs), and their count.
+	slowArgs [][]byte
+	slowArgc int
+	latPend  latencyPending // statCmd's durations not yet in its histogram
 
 	// Command statistics are gathered per connection and added to the
 	// shared atomics once per run of the same command (in practice once
@@ -117,6 +121,15 @@ type Client struct {
 	sub atomic.Pointer[subscriber]
 
 	lastCmd atomic.Pointer[Command]
+	lastSub *Command // the subcommand of the last container command run (CLIENT LIST's cmd)
+	// txInfo publishes the transaction state for CLIENT LIST at the end of
+	// every batch (packTxInfo).
+	txInfo atomic.Uint64
+	// kind is the client's type for CLIENT LIST and KILL (SetKind).
+	kind     atomic.Int32
+	noEvict  atomic.Bool
+	monitor  atomic.Pointer[monitorSink] // set while it is a MONITOR (monitor.go)
+	inScript bool                        // running a script's redis.call (MONITOR shows "lua")
 	// LastSeen is the Unix ms of the last command (CLIENT LIST's idle, the
 	// runtime's idle timeout).
 	LastSeen atomic.Int64
@@ -134,6 +147,9 @@ type Peer interface {
 	// Buffers returns the bytes read and not yet run, and the size of the
 	// read buffer (CLIENT LIST's qbuf and rbs).
 	Buffers() (query, read int64)
+	// Fd returns the socket's file descriptor (CLIENT LIST's fd; -1 when
+	// there is none).
+	Fd() int
 }
 
 // InitClient makes c, a zero Client, the state of a new connection from
@@ -179,6 +195,9 @@ func (c *Client) EndBatch() {
 	if c.timing != nil {
 		c.settle(c.eng.store.Now())
 	}
+	if s := c.monitor.Load(); s != nil {
+		c.drainMonitor(s)
+	}
 	c.flushStats()
 	if cap(c.recBuf) > shrinkAt {
 		c.recBuf = nil
@@ -213,7 +232,9 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 	if cmd.subs != nil && len(args) > 1 {
 		// A container's subcommand is checked as the command is (and
 		// before AUTH), so that MULTI refuses it instead of queuing it.
-		if sub, msg := cmd.subcommand(args); msg != "" {
+		sub, msg := cmd.subcommand(args)
+		c.lastSub = sub
+		if msg != "" {
 			c.flagTx()
 			if sub != nil { // commandstats counts a subcommand's calls on its container
 				cmd.rejected.Add(1)
@@ -356,6 +377,10 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		c.nowMs = c.now / 1e6
 		c.settle(c.now)
 		c.timing, c.timingStart = cmd, c.now
+		c.slowArgs = c.slowArgs[:0]
+		if c.eng.obs.slowerThan.Load() >= 0 {
+			c.keepSlowArgs(args)
+		}
 	}
 	if cmd != c.statCmd {
 		c.flushCmdStats()
@@ -368,6 +393,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 			cmd.rejected.Add(1)
 			return
 		}
+	}
+	if c.eng.monitors.n.Load() != 0 && !c.replaying && cmd.Name != "exec" {
+		c.monitorCall(cmd, args) // as Redis: once it passed the checks, before it runs
 	}
 	if c.eng.scripts.nrun.Load() != 0 && !c.inExec {
 		if !c.lockBehindScripts(cmd, args) {
@@ -403,6 +431,9 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 	}
 	c.jcur = nil // as Journaled once settled: a detached log is not kept alive
 	c.unlock()
+	if c.eng.monitors.n.Load() != 0 && !c.replaying && cmd.Name == "exec" {
+		c.monitorCall(cmd, args) // after the commands it ran, as Redis
+	}
 	if cmd != c.statCmd {
 		// EXEC ran other commands, each counted already: this call is
 		// EXEC's, not the last of them.
@@ -446,11 +477,24 @@ func (c *Client) noteWritten(e *shards.Entry) {
 	}
 }
 
-// settle charges the time since the pending command started to it.
+// settle charges the time since the pending command started to it: INFO
+// commandstats, its latency histogram, SLOWLOG and the latency monitor.
 func (c *Client) settle(now int64) {
 	if c.timing != nil {
-		if d := now - c.timingStart; d > 0 && c.timing == c.statCmd {
+		d := max(now-c.timingStart, 0)
+		if c.timing == c.statCmd {
 			c.statNs += d
+			if c.eng.obs.tracking.Load() && !c.replaying {
+				c.latPend.add(d, c.timing.histogram())
+			}
+		}
+		if len(c.slowArgs) != 0 {
+			if t := c.eng.obs.slowerThan.Load(); t >= 0 && d/1000 >= t {
+				c.noteSlow(d / 1000)
+			}
+		}
+		if c.eng.obs.threshold.Load() != 0 {
+			c.noteCommandLatency(c.timing, d)
 		}
 		c.timing = nil
 	}
@@ -463,8 +507,11 @@ func (c *Client) settle(now int64) {
 // the records it loads outside call(), INFO commandstats starts empty.
 func (c *Client) flushCmdStats() {
 	if c.replaying {
-		c.statCalls, c.statNs = 0, 0
+		c.statCalls, c.statNs, c.latPend.n = 0, 0, 0
 		return
+	}
+	if c.latPend.n != 0 && c.statCmd != nil {
+		c.latPend.flush(c.statCmd.histogram())
 	}
 	if cmd := c.statCmd; cmd != nil && (c.statCalls != 0 || c.statNs != 0) {
 		cmd.calls.Add(c.statCalls)
@@ -482,8 +529,13 @@ func (c *Client) flushStats() {
 		c.batchCmds = 0
 	}
 	if c.statCmd != nil {
-		c.lastCmd.Store(c.statCmd)
+		last := c.statCmd
+		if c.lastSub != nil && last.subs != nil {
+			last = c.lastSub
+		}
+		c.lastCmd.Store(last)
 		c.LastSeen.Store(c.nowMs)
+		c.txInfo.Store(c.packTxInfo())
 	}
 }
 
@@ -619,6 +671,7 @@ func (c *Client) InMulti() bool { return c.tx.active }
 func (c *Client) Close() {
 	c.unwatchAll()
 	c.leavePubSub()
+	c.stopMonitor()
 }
 
 // Proto is the protocol the client speaks, 2 or 3 (HELLO).

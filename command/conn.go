@@ -4,7 +4,6 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/ratekv/ratekv/internal/redisnum"
 )
@@ -54,8 +53,12 @@ func init() {
 			Summary: "Lists open connections.", Group: conn},
 		&Command{Name: "client|kill", Arity: -3, Flags: admin | FlagNoScript, Handler: cmdClientKill,
 			Summary: "Terminates open connections.", Group: conn},
-		&Command{Name: "client|no-evict", Arity: 3, Flags: admin | FlagNoScript, Handler: cmdClientOnOff,
-			Summary: "Sets the client eviction mode of the connection (no effect: ratekv does not evict).", Group: conn},
+		&Command{Name: "client|no-evict", Arity: 3, Flags: admin | FlagNoScript, Handler: cmdClientNoEvict,
+			Summary: "Sets the client eviction mode of the connection (its e flag: ratekv evicts no client).", Group: conn},
+		&Command{Name: "client|pause", Arity: -3, Flags: admin | FlagNoScript, Handler: cmdClientPause,
+			Summary: "Suspends commands processing.", Group: conn},
+		&Command{Name: "client|unpause", Arity: 2, Flags: admin | FlagNoScript, Handler: cmdClientUnpause,
+			Summary: "Resumes processing commands from paused clients.", Group: conn},
 		&Command{Name: "client|no-touch", Arity: 3, Flags: FlagLoading | FlagStale, Handler: cmdClientOnOff,
 			Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys (no effect).", Group: conn},
 		&Command{Name: "client|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdClientHelp,
@@ -103,6 +106,8 @@ func cmdReset(c *Client, args [][]byte) {
 	c.tx.reset()
 	c.unwatchAll()
 	c.leavePubSub()
+	c.stopMonitor()
+	c.noEvict.Store(false)
 	c.Authed = *c.eng.password.Load() == ""
 	c.mu.Lock()
 	c.proto = 2
@@ -297,13 +302,7 @@ func cmdClientSetinfo(c *Client, args [][]byte) {
 	c.WriteOK()
 }
 
-// CLIENT INFO
-func cmdClientInfo(c *Client, args [][]byte) { c.WriteVerbatim(c.infoLine() + "\n") }
-
-// CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]
-func cmdClientList(c *Client, args [][]byte) { c.clientList(args[2:]) }
-
-// CLIENT NO-EVICT ON|OFF, CLIENT NO-TOUCH ON|OFF: accepted, no effect.
+// CLIENT NO-TOUCH ON|OFF: accepted, no effect.
 func cmdClientOnOff(c *Client, args [][]byte) {
 	switch strings.ToLower(string(args[2])) {
 	case "on", "off":
@@ -313,9 +312,6 @@ func cmdClientOnOff(c *Client, args [][]byte) {
 	}
 }
 
-// CLIENT KILL ip:port | CLIENT KILL filter value [filter value ...]
-func cmdClientKill(c *Client, args [][]byte) { c.clientKill(args[2:]) }
-
 // CLIENT HELP
 func cmdClientHelp(c *Client, args [][]byte) {
 	lines := []string{
@@ -323,9 +319,21 @@ func cmdClientHelp(c *Client, args [][]byte) {
 		"GETNAME", "    Return the name of the current connection.",
 		"ID", "    Return the ID of the current connection.",
 		"INFO", "    Return information about the current client connection.",
-		"KILL <ip:port> | ID <client-id> | ADDR <ip:port>", "    Kill connections.",
-		"LIST [TYPE normal] [ID <id> [<id> ...]]", "    Return information about client connections.",
-		"NO-EVICT (ON|OFF)", "    Accepted for compatibility (ratekv does not evict clients).",
+		"KILL <ip:port>", "    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are:",
+		"    * ID <client-id>", "      Kill connections by client id.",
+		"    * ADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made from the specified address",
+		"    * LADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made to specified local address",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
+		"    * USER <username>", "      Kill connections authenticated by <username>.",
+		"    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
+		"    * MAXAGE <maxage>", "      Kill connections older than the specified age.",
+		"LIST [options ...]", "    Return information about client connections. Options:",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
+		"    * ID <id> [<id> ...]", "      Return clients of the specified ids.",
+		"UNPAUSE", "    Stop the current client pause, resuming traffic.",
+		"PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
+		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction (ratekv evicts no client: shown in its flags only).",
 		"NO-TOUCH (ON|OFF)", "    Accepted for compatibility (commands still count as accesses for the LRU and LFU policies).",
 		"SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
 		"SETNAME <name>", "    Assign the name <name> to the current connection.",
@@ -335,152 +343,6 @@ func cmdClientHelp(c *Client, args [][]byte) {
 	for _, l := range lines {
 		c.WriteSimple(l)
 	}
-}
-
-// infoLine formats one CLIENT LIST line for c, with Redis's field names.
-func (c *Client) infoLine() string {
-	c.mu.Lock()
-	name, lib, ver, proto := c.name, c.libName, c.libVer, c.proto
-	c.mu.Unlock()
-	now := time.Now()
-	cmd := "NULL"
-	if lc := c.lastCmd.Load(); lc != nil {
-		cmd = lc.Name
-	}
-	multi, flags := -1, "N"
-	qbuf, rbs := c.Peer.Buffers()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		c.ID, c.Addr, c.LocalAddr, name, int(now.Sub(c.Created).Seconds()),
-		(now.UnixMilli()-c.LastSeen.Load())/1000, flags, multi, qbuf, rbs,
-		cmd, proto, lib, ver)
-}
-
-// CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]
-func (c *Client) clientList(opts [][]byte) {
-	var ids map[int64]bool
-	typ := ""
-	for i := 0; i < len(opts); i++ {
-		switch strings.ToLower(string(opts[i])) {
-		case "type":
-			if i+1 >= len(opts) {
-				c.WriteError(errSyntax)
-				return
-			}
-			typ = strings.ToLower(string(opts[i+1]))
-			switch typ {
-			case "normal", "master", "replica", "slave", "pubsub":
-			default:
-				c.WriteError(sprintf(errClientType, errArg(opts[i+1])))
-				return
-			}
-			i++
-		case "id":
-			if i+1 >= len(opts) {
-				c.WriteError(errSyntax)
-				return
-			}
-			ids = map[int64]bool{}
-			for i++; i < len(opts); i++ {
-				id, ok := redisnum.ParseInt(opts[i])
-				if !ok || id <= 0 {
-					c.WriteError(errClientID)
-					return
-				}
-				ids[id] = true
-			}
-		default:
-			c.WriteError(errSyntax)
-			return
-		}
-	}
-	var b strings.Builder
-	if typ == "" || typ == "normal" {
-		for _, o := range c.eng.host.Clients() {
-			if ids != nil && !ids[o.ID] {
-				continue
-			}
-			b.WriteString(o.infoLine())
-			b.WriteByte('\n')
-		}
-	}
-	c.WriteVerbatim(b.String())
-}
-
-// CLIENT KILL ip:port | CLIENT KILL <filter value> ... with the filters
-// ID, ADDR, LADDR, TYPE, USER and SKIPME (yes by default: the caller is not
-// killed, as in Redis).
-func (c *Client) clientKill(opts [][]byte) {
-	if len(opts) == 1 {
-		for _, o := range c.eng.host.Clients() {
-			if o.Addr == string(opts[0]) {
-				c.kill(o)
-				c.WriteOK()
-				return
-			}
-		}
-		c.WriteError(errNoSuchClient)
-		return
-	}
-	if len(opts) == 0 || len(opts)%2 != 0 {
-		c.WriteError(errSyntax)
-		return
-	}
-	var id int64
-	addr, laddr := "", ""
-	skipMe, none := true, false // none: a filter no client matches
-	for i := 0; i < len(opts); i += 2 {
-		v := opts[i+1]
-		switch strings.ToLower(string(opts[i])) {
-		case "id":
-			n, ok := redisnum.ParseInt(v)
-			if !ok || n <= 0 {
-				c.WriteError(errClientIDKill)
-				return
-			}
-			id = n
-		case "addr":
-			addr = string(v)
-		case "laddr":
-			laddr = string(v)
-		case "type":
-			switch strings.ToLower(string(v)) {
-			case "normal":
-			case "master", "replica", "slave", "pubsub":
-				none = true // every client here is a normal one
-			default:
-				c.WriteError(sprintf(errClientType, errArg(v)))
-				return
-			}
-		case "user":
-			if string(v) != "default" {
-				c.WriteError(sprintf(errNoSuchUser, errArg(v)))
-				return
-			}
-		case "skipme":
-			switch strings.ToLower(string(v)) {
-			case "yes":
-				skipMe = true
-			case "no":
-				skipMe = false
-			default:
-				c.WriteError(errSyntax)
-				return
-			}
-		default:
-			c.WriteError(errSyntax)
-			return
-		}
-	}
-	killed := 0
-	for _, o := range c.eng.host.Clients() {
-		if none || (id != 0 && o.ID != id) || (addr != "" && o.Addr != addr) ||
-			(laddr != "" && o.LocalAddr != laddr) || (skipMe && o == c) {
-			continue
-		}
-		c.kill(o)
-		killed++
-	}
-	c.WriteInt(int64(killed))
 }
 
 // kill closes o for c's CLIENT KILL: c itself once its reply is written

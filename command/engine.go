@@ -41,10 +41,14 @@ type Engine struct {
 	errMu         sync.Mutex
 	errStats      map[string]int64
 	totalErrors   atomic.Int64
-	stats         serverStats // INFO's ids, memory peak and rate sampler (server.go)
-	scripts       scripting   // the script cache, interpreters and the running script (script.go)
-	mem           memState    // maxmemory and eviction (evict.go)
-	pubsub        pubsubHub   // channels and patterns and their subscribers (pubsub.go)
+	stats         serverStats   // INFO's ids, memory peak and rate sampler (server.go)
+	scripts       scripting     // the script cache, interpreters and the running script (script.go)
+	mem           memState      // maxmemory and eviction (evict.go)
+	pubsub        pubsubHub     // channels and patterns and their subscribers (pubsub.go)
+	obs           observability // SLOWLOG, LATENCY (slowlog.go, latency.go)
+	startupMem    int64         // used memory when the engine was made (MEMORY STATS)
+	monitors      monitors      // MONITOR (monitor.go)
+	pause         clientPause   // CLIENT PAUSE (clients.go)
 }
 
 // Host is what the command layer needs of the network runtime that runs
@@ -91,6 +95,9 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 	e.watchConfig()
 	e.watchScripting()
 	e.initCluster()
+	e.watchObservability()
+	e.startupMem = readMemory().mapped
+	store.OnExpireCycle(func(d time.Duration) { e.LatencyEvent("expire-cycle", d) })
 	return e
 }
 

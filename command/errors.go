@@ -60,6 +60,11 @@ const (
 	errObjectNoLRU      = "ERR An LRU maxmemory policy is not selected, idle time not tracked (ratekv keeps it under allkeys-lru and volatile-lru only)."
 	errBgsaveDisk       = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 
+	// SLOWLOG, LATENCY (slowlog.go, latency.go).
+	errSlowlogCount     = "ERR count should be greater than or equal to -1"
+	errSubcmdSyntax     = "ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+	errLatencyNoSamples = "ERR No samples available for event '%s'"
+
 	// Server commands (server.go).
 	errConfigDuplicate   = "duplicate parameter"                                    // the reason in errConfigSet
 	errAOFStart          = "Unable to turn on AOF. Check server logs."              // the reason in errConfigSet, Redis's (config.c updateAppendonly)
@@ -101,18 +106,22 @@ const (
 	errSetIntDeadline = "ERR SETINT deadline %d is negative"
 
 	// Connection commands.
-	errHelloProto   = "ERR Protocol version is not an integer or out of range"
-	errHelloOption  = "ERR Syntax error in HELLO option '%s'"
-	errHelloNoAuth  = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
-	errClientOption = "ERR Unrecognized option '%s'"
-	errClientAttr   = "ERR %s cannot contain spaces, newlines or special characters."
-	errClientType   = "ERR Unknown client type '%s'"
-	errNoSuchUser   = "ERR No such user '%s'"
-	errRandTooBig   = "ERR %s reply too large (over %d MB): ask for fewer %s"
-	errMgetTooBig   = "ERR MGET reply too large (over %d MB): ask for fewer keys"
-	errExecTooBig   = "ERR EXEC reply too large (over %d MB): the transaction ran, its replies are dropped"
-	errClientID     = "ERR Invalid client ID"
-	errClientIDKill = "ERR client-id should be greater than 0"
+	errHelloProto          = "ERR Protocol version is not an integer or out of range"
+	errHelloOption         = "ERR Syntax error in HELLO option '%s'"
+	errHelloNoAuth         = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	errClientOption        = "ERR Unrecognized option '%s'"
+	errClientAttr          = "ERR %s cannot contain spaces, newlines or special characters."
+	errClientType          = "ERR Unknown client type '%s'"
+	errNoSuchUser          = "ERR No such user '%s'"
+	errRandTooBig          = "ERR %s reply too large (over %d MB): ask for fewer %s"
+	errMgetTooBig          = "ERR MGET reply too large (over %d MB): ask for fewer keys"
+	errExecTooBig          = "ERR EXEC reply too large (over %d MB): the transaction ran, its replies are dropped"
+	errClientID            = "ERR Invalid client ID"
+	errClientIDKill        = "ERR client-id should be greater than 0"
+	errPauseMode           = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+	errMonitorDenyBlocking = "ERR MONITOR isn't allowed for DENY BLOCKING client"
+	errTimeoutNeg          = "ERR timeout is negative"
+	errMaxage              = "ERR maxage is not an integer or out of range"
 
 	// CL.THROTTLE family: redis-cell's texts (module errors carry no ERR
 	// prefix), plus ratekv's own for inputs redis-cell would wrap on.

@@ -327,6 +327,7 @@ func (e *Engine) evictSlice(c *Client, limit time.Duration, buf *[]byte) int {
 		return evictFail
 	}
 	start := time.Now()
+	defer func() { e.LatencyEvent("eviction-cycle", time.Since(start)) }()
 	for keys := 1; e.toFree() > 0; keys++ {
 		var ok bool
 		if *buf, ok = e.evictOne(c, p, *buf); !ok {

@@ -73,6 +73,7 @@ func (c *testConn) Wake() {
 }
 
 func (c *testConn) Buffers() (int64, int64) { return 0, 16 * 1024 }
+func (c *testConn) Fd() int                 { return -1 }
 
 // newTestServer starts a server with a fake clock (starting at the real
 // time) and optional config as name, value pairs. It stops with the test.

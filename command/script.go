@@ -335,7 +335,9 @@ func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
 		}
 	}
 	mark = len(c.Out)
+	c.inScript = true
 	c.call(target, args)
+	c.inScript = false
 	if c.CloseAfter { // the command's handler panicked
 		c.Out = c.Out[:mark]
 		return 0, sprintf(errPanic, target.Name)

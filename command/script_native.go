@@ -222,7 +222,9 @@ func (c *Client) runEffect(args [][]byte) {
 	wasInExec, req := c.inExec, c.req
 	c.inExec, c.req = true, nil
 	mark := len(c.Out)
+	c.inScript = true
 	c.call(lookupCommand(args[0]), args)
+	c.inScript = false
 	c.Out = c.Out[:mark]
 	c.inExec, c.req = wasInExec, req
 	if !wasInExec {

@@ -98,6 +98,12 @@ func init() {
 			Summary: "Returns helpful text about the different subcommands.", Group: srv},
 	)
 	registerSubcommands("memory",
+		&Command{Name: "memory|usage", Arity: -3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Handler: cmdMemoryUsage,
+			Summary: "Estimates the memory usage of a key.", Group: srv},
+		&Command{Name: "memory|stats", Arity: 2, Handler: cmdMemoryStats,
+			Summary: "Returns details about memory usage.", Group: srv},
+		&Command{Name: "memory|doctor", Arity: 2, Handler: cmdMemoryDoctor,
+			Summary: "Outputs a memory problems report.", Group: srv},
 		&Command{Name: "memory|purge", Arity: 2, Handler: cmdMemoryPurge,
 			Summary: "Asks the allocator to release memory.", Group: srv},
 		&Command{Name: "memory|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: cmdMemoryHelp,
@@ -835,6 +841,7 @@ func (s *Engine) resetStats() {
 		cmd.usec.Store(0)
 		cmd.rejected.Store(0)
 		cmd.failed.Store(0)
+		cmd.hist.Store(nil)
 	}
 	s.store.ResetStats()
 	s.stats.peak.Store(0)
@@ -900,8 +907,15 @@ func cmdMemoryPurge(c *Client, args [][]byte) {
 
 func cmdMemoryHelp(c *Client, args [][]byte) {
 	c.writeHelp(args[0], []string{
+		"DOCTOR",
+		"    Return memory problems reports.",
 		"PURGE",
 		"    Collect garbage and return the free memory to the operating system.",
+		"STATS",
+		"    Return information about the memory usage of the server.",
+		"USAGE <key> [SAMPLES <count>]",
+		"    Return memory in bytes used by <key> and its value (measured whole:",
+		"    SAMPLES is accepted and ignored).",
 	})
 }
 
@@ -1046,7 +1060,7 @@ var infoSections = []infoSection{
 	{"modules", "Modules", true, func(*Client, *infoBuilder) {}},
 	{"commandstats", "Commandstats", false, infoCommandstats},
 	{"errorstats", "Errorstats", true, infoErrorstats},
-	{"latencystats", "Latencystats", false, func(*Client, *infoBuilder) {}},
+	{"latencystats", "Latencystats", false, infoLatencystats},
 	{"cluster", "Cluster", true, infoCluster},
 	{"keyspace", "Keyspace", true, infoKeyspace},
 }

@@ -85,6 +85,7 @@ type Command struct {
 	subs map[string]*Command
 
 	calls, usec, rejected, failed atomic.Int64
+	hist                          atomic.Pointer[latencyHist] // nil until tracked (hist.go)
 }
 
 // KeyNum describes keys counted by an argument (Redis's "keynum" key

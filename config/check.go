@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -196,4 +197,33 @@ func announceIP(v string) (string, error) {
 		}
 	}
 	return v, nil
+}
+
+// percentiles is the check of latency-tracking-info-percentiles: numbers
+// from 0 to 100 separated by spaces, with Redis's errors; the canonical
+// form prints each as Redis does (50, 99.9).
+func percentiles(v string) (string, error) {
+	fields := strings.Fields(v)
+	for i, f := range fields {
+		p, err := strconv.ParseFloat(f, 64)
+		if err != nil || math.IsNaN(p) {
+			return "", errors.New("Invalid latency-tracking-info-percentiles parameters")
+		}
+		if p < 0 || p > 100 {
+			return "", errors.New("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
+		}
+		fields[i] = strconv.FormatFloat(p, 'f', -1, 64)
+	}
+	return strings.Join(fields, " "), nil
+}
+
+// Percentiles parses a value percentiles accepted.
+func Percentiles(v string) []float64 {
+	var out []float64
+	for _, f := range strings.Fields(v) {
+		if p, err := strconv.ParseFloat(f, 64); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }

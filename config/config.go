@@ -96,6 +96,12 @@ var Params = []Param{
 	{Name: "tls-session-cache-size", Default: "20480", Mutable: true, Usage: "accepted for Redis's sake: Go's session tickets are kept by the clients, so the server has no session cache to size", Check: intRange(0, math.MaxInt32)},
 	{Name: "tls-session-cache-timeout", Default: "300", Mutable: true, Usage: "seconds a TLS session can be resumed for", Check: intRange(0, math.MaxInt32)},
 	{Name: "tls-replication", Default: "no", Mutable: true, Usage: "use TLS for replication links (stored for replication)", Check: yesNo},
+	{Name: "slowlog-log-slower-than", Default: "10000", Mutable: true, Usage: "SLOWLOG records commands that take at least this many microseconds (0: every command, -1: none)", Check: intRange(-1, math.MaxInt64)},
+	{Name: "slowlog-max-len", Default: "128", Mutable: true, Usage: "entries the SLOWLOG keeps (the oldest go first)", Check: intRange(0, math.MaxInt64)},
+	{Name: "latency-monitor-threshold", Default: "0", Mutable: true, Usage: "LATENCY records events (command, expire-cycle, aof-write, ...) of at least this many milliseconds (0: none)", Check: intRange(0, math.MaxInt64)},
+	{Name: "latency-tracking", Default: "yes", Mutable: true, Usage: "keep a latency histogram per command (INFO latencystats, LATENCY HISTOGRAM)", Check: yesNo},
+	{Name: "latency-tracking-info-percentiles", Default: "50 99 99.9", Mutable: true, Usage: "the percentiles INFO latencystats reports (space separated, 0 to 100)", Check: percentiles},
+	{Name: "log-format", Default: "text", Mutable: true, Usage: "the log's format: text (key=value) or json (one object a line)", Check: oneOf("text", "json")},
 }
 
 // Lookup returns the parameter named name (case-insensitive).

@@ -281,3 +281,34 @@ func TestSecurityDefaults(t *testing.T) {
 		}
 	}
 }
+
+func TestPercentiles(t *testing.T) {
+	for i, tt := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"50 99 99.9", "50 99 99.9", true},
+		{" 99.90  50.0 ", "99.9 50", true},
+		{"", "", true},
+		{"0 100", "0 100", true},
+		{"100.1", "", false},
+		{"-1", "", false},
+		{"50 x", "", false},
+		{"nan", "", false},
+	} {
+		c := New()
+		err := c.Set("latency-tracking-info-percentiles", tt.in)
+		if (err == nil) != tt.ok {
+			t.Errorf("step %d %q: have %v, want ok=%v", i, tt.in, err, tt.ok)
+			continue
+		}
+		if tt.ok {
+			if have := c.String(LatencyTrackingPercentiles); have != tt.want {
+				t.Errorf("step %d %q: have %q, want %q", i, tt.in, have, tt.want)
+			}
+			if len(Percentiles(tt.want)) != len(strings.Fields(tt.want)) {
+				t.Errorf("step %d: Percentiles(%q) = %v", i, tt.want, Percentiles(tt.want))
+			}
+		}
+	}
+}

@@ -142,17 +142,12 @@ var redisDirectives = map[string]directive{
 		"and goes on serving if that fails", "default"),
 	"shutdown-on-sigterm": warnUnless("ratekv shuts down on a signal as with \"default\": it persists as configured, "+
 		"and goes on serving if that fails", "default"),
-	"shutdown-timeout":                  silent("is how long a shutdown waits for replicas, which ratekv does not have"),
-	"lua-replicate-commands":            silent("is obsolete in Redis 7 too"),
-	"latency-monitor-threshold":         warnUnless("ratekv has no LATENCY monitor", "0"),
-	"latency-tracking":                  silent("ratekv keeps no per-command latency histograms"),
-	"latency-tracking-info-percentiles": silent("ratekv keeps no per-command latency histograms"),
-	"slowlog-log-slower-than":           warnUnless("ratekv has no SLOWLOG", "10000"),
-	"slowlog-max-len":                   silent("takes effect only with a SLOWLOG, which ratekv does not have"),
-	"notify-keyspace-events":            warnUnless("ratekv sends no keyspace notifications", ""),
-	"tracking-table-max-keys":           silent("ratekv has no client-side caching (CLIENT TRACKING)"),
-	"client-output-buffer-limit":        {outputBufferLimit},
-	"locale-collate":                    silent("affects only SORT, which ratekv does not have"),
+	"shutdown-timeout":           silent("is how long a shutdown waits for replicas, which ratekv does not have"),
+	"lua-replicate-commands":     silent("is obsolete in Redis 7 too"),
+	"notify-keyspace-events":     warnUnless("ratekv sends no keyspace notifications", ""),
+	"tracking-table-max-keys":    silent("ratekv has no client-side caching (CLIENT TRACKING)"),
+	"client-output-buffer-limit": {outputBufferLimit},
+	"locale-collate":             silent("affects only SORT, which ratekv does not have"),
 
 	// Users and commands.
 	"user": refuseAlways("ratekv has no ACL users, only the default user and requirepass: " +

@@ -58,8 +58,8 @@ func TestRedisDirectives(t *testing.T) {
 		// Warned, once per name, naming the value in force.
 		{conf: "databases 16\n", warn: []string{"databases"}},
 		{conf: "dbfilename dump.rdb\n", warn: []string{"dbfilename"}, applied: map[string]string{"dbfilename": "dump.rdb"}},
-		{conf: "slowlog-log-slower-than 100\nslowlog-log-slower-than 200\ntcp-keepalive 60\n",
-			warn: []string{"slowlog-log-slower-than", "tcp-keepalive"}},
+		{conf: "tcp-backlog 100\ntcp-backlog 200\ntcp-keepalive 60\n",
+			warn: []string{"tcp-backlog", "tcp-keepalive"}},
 		{conf: "client-output-buffer-limit normal 1mb 1mb 60\nclient-output-buffer-limit pubsub 32mb 8mb 60\n",
 			warn: []string{"client-output-buffer-limit"}},
 		{conf: "client-output-buffer-limit pubsub 1mb 0 0\n", warn: []string{"client-output-buffer-limit"}},
@@ -133,12 +133,12 @@ func equalStrings(a, b []string) bool {
 
 // A warning names the directive and the value in force.
 func TestWarningText(t *testing.T) {
-	c, err := parseConf(t, "slowlog-log-slower-than 100\nslowlog-log-slower-than 200\n")
+	c, err := parseConf(t, "tcp-backlog 100\ntcp-backlog 200\n")
 	require.NoError(t, err)
 	require.Len(t, c.Warnings(), 1)
 	w := c.Warnings()[0]
-	require.Equal(t, Warning{"slowlog-log-slower-than", "200", "ratekv has no SLOWLOG"}, w)
-	require.Equal(t, "slowlog-log-slower-than 200: ratekv has no SLOWLOG", w.String())
+	require.Equal(t, Warning{"tcp-backlog", "200", "ratekv listens with the kernel's backlog (somaxconn)"}, w)
+	require.Equal(t, "tcp-backlog 200: ratekv listens with the kernel's backlog (somaxconn)", w.String())
 }
 
 // The table and Params do not overlap (a parameter added for a directive

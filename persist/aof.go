@@ -146,15 +146,16 @@ func retryGate() time.Duration { return retryEvery * 3 / 4 }
 // command.Journal. Create it with openAOF (the zero value is not usable);
 // it is safe for concurrent use.
 type AOF struct {
-	logger *slog.Logger
-	name   string // file name, for messages
-	policy atomic.Int32
-	errp   atomic.Pointer[error] // sticky error, for the lock-free Err
-	full   atomic.Bool           // len(buf) > maxBuffered, for Sync's lock-free check
-	ample  atomic.Bool           // len(buf) >= writeInline, for Sync's lock-free check
-	syncs  atomic.Int64          // fsyncs done, for the log at Close
-	writes atomic.Int64          // writes done
-	kept   atomic.Int64          // capacity of the writer's buffers (pend, unsynced), for Memory
+	logger  *slog.Logger
+	latency LatencyMonitor // nil: none (Options.Latency)
+	name    string         // file name, for messages
+	policy  atomic.Int32
+	errp    atomic.Pointer[error] // sticky error, for the lock-free Err
+	full    atomic.Bool           // len(buf) > maxBuffered, for Sync's lock-free check
+	ample   atomic.Bool           // len(buf) >= writeInline, for Sync's lock-free check
+	syncs   atomic.Int64          // fsyncs done, for the log at Close
+	writes  atomic.Int64          // writes done
+	kept    atomic.Int64          // capacity of the writer's buffers (pend, unsynced), for Memory
 
 	mu       sync.Mutex
 	cond     sync.Cond
@@ -781,7 +782,13 @@ func (a *AOF) cycle(final, mayFsync bool) (again bool) {
 		a.syncs.Add(1)
 		target, kept := a.off, len(a.unsynced)
 		if final || rot != nil || policy == FsyncAlways || failing {
-			err = a.f.Sync()
+			if lm := a.latency; lm != nil && policy == FsyncAlways && lm.LatencyOn() {
+				start := time.Now()
+				err = a.f.Sync()
+				lm.LatencyEvent("aof-fsync-always", time.Since(start))
+			} else {
+				err = a.f.Sync()
+			}
 		} else {
 			// Sync callers may write inline while the disk works, as
 			// Redis's event loop writes while its bio thread fsyncs;
@@ -903,7 +910,15 @@ func notify(c chan error, err error) {
 // buffers themselves instead would make Append fill cold memory.)
 func (a *AOF) write(keep bool) error {
 	a.writes.Add(1)
-	n, err := a.f.WriteAt(a.pend, a.off)
+	var n int
+	var err error
+	if lm := a.latency; lm != nil && lm.LatencyOn() {
+		start := time.Now()
+		n, err = a.f.WriteAt(a.pend, a.off)
+		lm.LatencyEvent("aof-write", time.Since(start))
+	} else {
+		n, err = a.f.WriteAt(a.pend, a.off)
+	}
 	if err == nil && n < len(a.pend) {
 		err = errors.New("short write")
 	}

@@ -106,6 +106,7 @@ func (m *Manager) startAOF(h Hooks) error {
 		return err
 	}
 	aof := openAOF(wrapped(f), filepath.Base(path), 0, m.cfg.Fsync(), m.logger)
+	aof.latency = m.opts.Latency
 	m.aof, m.first = aof, true
 	m.rewriteBaseSize = 0
 	h.Attach(aof)

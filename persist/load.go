@@ -78,6 +78,7 @@ func (m *Manager) loadOrCreateAOF() error {
 		return err
 	}
 	m.aof = openAOF(wrapped(f), last, st.Size(), m.cfg.Fsync(), m.logger)
+	m.aof.latency = m.opts.Latency
 	m.rewriteBaseSize = m.aofSize()
 	return nil
 }

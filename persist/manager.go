@@ -43,6 +43,19 @@ type Options struct {
 	// (command.RecordResets: FLUSHALL, FLUSHDB). Nil: no record does.
 	Resets func(args [][]byte) bool
 	Logger *slog.Logger
+	// Latency, when set, receives the durations of the log's writes
+	// (aof-write), of its fsyncs under appendfsync always
+	// (aof-fsync-always) and of snapshots (rdb-save) for LATENCY
+	// (command.Engine).
+	Latency LatencyMonitor
+}
+
+// LatencyMonitor receives the durations of persistence events.
+type LatencyMonitor interface {
+	// LatencyOn reports whether events are recorded at all, so that none
+	// is timed when they are not.
+	LatencyOn() bool
+	LatencyEvent(event string, d time.Duration)
 }
 
 // Errors of the save and rewrite requests.

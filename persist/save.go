@@ -85,6 +85,9 @@ func (m *Manager) saveDump(ctx context.Context, background bool) error {
 			break
 		}
 	}
+	if lm := m.opts.Latency; lm != nil && err == nil && lm.LatencyOn() {
+		lm.LatencyEvent("rdb-save", time.Since(start))
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if background {

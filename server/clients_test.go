@@ -101,3 +101,37 @@ func TestRedisBenchmark(t *testing.T) {
 	f := infoFields(t, text)
 	require.Equal(t, "0", f["total_error_replies"])
 }
+
+// redis-cli's keyspace scans: --bigkeys (TYPE and the size commands),
+// --memkeys (MEMORY USAGE) and, under an LFU policy, --hotkeys (OBJECT
+// FREQ) find the biggest and hottest keys.
+func TestRedisCliKeyScans(t *testing.T) {
+	cli := lookTools(t, "redis-cli")[0]
+	ts := newTestServer(t)
+	_, port, _ := net.SplitHostPort(ts.addr)
+	r := ts.raw(t)
+	require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "maxmemory", "1gb", "maxmemory-policy", "allkeys-lfu"))
+	r.do("SET", "small", "x")
+	r.do("SET", "big", strings.Repeat("v", 5000))
+	r.do("RPUSH", "list", "a", "b", "c")
+	r.do("HSET", "hash", "f1", "v", "f2", "v")
+	r.do("ZADD", "zset", "1", "m")
+	r.do("CL.THROTTLE", "limit", "10", "10", "60")
+	for range 20 {
+		r.do("GET", "small")
+	}
+	for i, tt := range []struct {
+		flag string
+		want []string
+	}{
+		{"--bigkeys", []string{`Biggest string found '"big"' has 5000 bytes`, `Biggest   list found '"list"' has 3 items`,
+			`Biggest   hash found '"hash"' has 2 fields`, `Biggest   zset found '"zset"' has 1 members`, "Sampled 6 keys in the keyspace!"}},
+		{"--memkeys", []string{`Biggest string found '"big"' has `, `Biggest   list found '"list"' has `, "Sampled 6 keys in the keyspace!"}},
+		{"--hotkeys", []string{`keyname: "small"`, "Sampled 6 keys in the keyspace!"}},
+	} {
+		have := runTool(t, cli, "-p", port, tt.flag)
+		for _, w := range tt.want {
+			require.Contains(t, have, w, "step %d %s", i, tt.flag)
+		}
+	}
+}

@@ -64,6 +64,10 @@ type Conn struct {
 	// woken: Wake asked a goroutine connection, waiting in a read, to
 	// write what was published to it (see readGoroutine).
 	woken atomic.Bool
+	sockFD int // the socket's descriptor when accepted, for CLIENT LIST
+	// held says runBuffered stopped at a request CLIENT PAUSE holds back
+	// (command.Client.Postponed): the runtime runs it once woken.
+	held bool
 }
 
 const (
@@ -103,6 +107,17 @@ func (c *Conn) serve() {
 		if c.pending {
 			continue // the rest of the batch, its replies written
 		}
+		if c.held {
+			c.held = false
+			if ch := c.PauseEnded(); ch != nil {
+				select {
+				case <-ch:
+				case <-c.srv.closed:
+					return
+				}
+			}
+			continue
+		}
 		if c.Shutdown != nil {
 			select {
 			case <-c.Shutdown.Decided():
@@ -122,7 +137,7 @@ func (c *Conn) serve() {
 		// connections that did park would wait. Tail latency matters more.
 		if err := c.read(); err != nil {
 			if err == errWoken {
-				continue // messages published to it: runBuffered takes them
+				continue // woken: published messages, MONITOR lines or a pause's end
 			}
 			if c.srv.closing.Load() {
 				return
@@ -199,6 +214,16 @@ func (c *Conn) runBuffered() bool {
 		} else {
 			cmd = c.Lookup(args[0])
 		}
+		if c.Postponed(cmd) {
+			// CLIENT PAUSE: the request stays buffered until the pause
+			// ends (the engine wakes every client then).
+			c.r -= n
+			if pre != nil {
+				c.preNext--
+			}
+			c.held = true
+			break
+		}
 		c.Run(cmd, args, raw)
 		if c.CloseAfter {
 			return false
@@ -218,6 +243,7 @@ func (c *Conn) runBuffered() bool {
 	}
 	c.EndBatch()
 	c.TakePushes()
+	c.qbuf.Store(int64(c.w - c.r))
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 		if len(c.buf) > shrinkAt {

@@ -78,8 +78,9 @@ func (c *Conn) Kill() {
 	closeNow(c.nc)
 }
 
-// Wake has c run what it has buffered (a SHUTDOWN refused) and write the
-// messages published to it: its event loop schedules it, or its
+// Wake has c run what it has buffered (a SHUTDOWN refused, a pause's end)
+// and write what the command layer has for it (published messages,
+// MONITOR's lines): its event loop schedules it, or its
 // goroutine's read is interrupted (see readGoroutine).
 func (c *Conn) Wake() {
 	if c.loop != nil {
@@ -89,6 +90,9 @@ func (c *Conn) Wake() {
 	c.woken.Store(true)
 	c.nc.SetReadDeadline(time.Now())
 }
+
+// Fd returns c's socket descriptor.
+func (c *Conn) Fd() int { return c.sockFD }
 
 // Buffers returns the bytes c has read and not yet run, and its read
 // buffer's initial size.

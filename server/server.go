@@ -325,6 +325,14 @@ func acceptCanRecover(err error) bool {
 	return false
 }
 
+// socketOf is nc's socket: the TCP connection under a TLS one.
+func socketOf(nc net.Conn) net.Conn {
+	if tc, ok := nc.(*tls.Conn); ok {
+		return tc.NetConn()
+	}
+	return nc
+}
+
 // setSocketOptions sets a new TCP connection's options.
 func setSocketOptions(nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
@@ -337,7 +345,7 @@ func setSocketOptions(nc net.Conn) {
 // startConn serves a new connection (a TLS one with its handshake done),
 // or tells it why not and closes it: too many clients, or protected mode.
 func (s *Server) startConn(nc net.Conn) {
-	c := &Conn{srv: s, nc: nc, buf: make([]byte, defaultReadBytes), fd: -1}
+	c := &Conn{srv: s, nc: nc, buf: make([]byte, defaultReadBytes), fd: -1, sockFD: -1}
 	s.InitClient(&c.Client, c, s.nextID.Add(1), nc.RemoteAddr().String(), nc.LocalAddr().String())
 	s.mu.Lock()
 	if s.closing.Load() {
@@ -362,6 +370,13 @@ func (s *Server) startConn(nc net.Conn) {
 	}
 	if len(s.loops) > 0 {
 		s.loops[int(c.ID)%len(s.loops)].claim(c, nc)
+	}
+	if c.loop != nil {
+		c.sockFD = c.fd
+	} else if sc, ok := socketOf(nc).(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { c.sockFD = int(fd) })
+		}
 	}
 	s.conns[c.ID] = c
 	s.wg.Add(1)

@@ -207,6 +207,18 @@ func (s *Store) Yield() {
 	runtime.Gosched()
 }
 
+// OnExpireCycle has f called with the duration of every background
+// active-expiry pass (LATENCY's expire-cycle event).
+func (s *Store) OnExpireCycle(f func(time.Duration)) { s.expireHook.Store(&f) }
+
+// PauseExpiry stops the background active expiry while paused is true
+// (CLIENT PAUSE, as Redis pauses it with the clients); keys past their
+// deadline still read as absent.
+func (s *Store) PauseExpiry(paused bool) { s.expireOff.Store(paused) }
+
+// ExpiryPaused reports whether PauseExpiry paused the active expiry.
+func (s *Store) ExpiryPaused() bool { return s.expireOff.Load() }
+
 // StartExpiry starts the background active-expiry loop; Close stops it.
 func (s *Store) StartExpiry() {
 	if s.stopExpire != nil {
@@ -226,7 +238,18 @@ func (s *Store) StartExpiry() {
 				if s.wall != nil {
 					s.wall.recalibrate()
 				}
+				if s.expireOff.Load() {
+					continue
+				}
+				hook := s.expireHook.Load()
+				var start time.Time
+				if hook != nil {
+					start = time.Now()
+				}
 				s.ExpireCycle(s.now()/1e6, max(expireTickBudget/time.Duration(len(s.shards)), 50*time.Microsecond))
+				if hook != nil {
+					(*hook)(time.Since(start))
+				}
 			}
 		}
 	}()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // NumSlots is the number of Redis Cluster hash slots.
@@ -33,6 +34,8 @@ type Store struct {
 	wall   *wallClock // the default clock, when Options.Now is nil
 
 	stopExpire chan struct{}
+	expireHook atomic.Pointer[func(time.Duration)] // OnExpireCycle
+	expireOff  atomic.Bool                         // PauseExpiry
 	expireDone chan struct{}
 	yield      atomic.Pointer[func()] // see SetYield
 

@@ -85,6 +85,20 @@ func (l *LogFile) open() (*os.File, error) {
 	return os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
 }
 
+// Reopen opens the file at its path again, creating it, for a log
+// rotation that signals the process (logrotate's postrotate kill -HUP):
+// every write opens the file anyway, so this makes the new file exist at
+// once and reports whether it can be written.
+func (l *LogFile) Reopen() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := l.open()
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
 // Write appends p to the file.
 func (l *LogFile) Write(p []byte) (int, error) {
 	l.mu.Lock()

@@ -1,12 +1,15 @@
 package service
 
 import (
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,4 +105,37 @@ func TestLogFile(t *testing.T) {
 
 	_, err = OpenLog(filepath.Join(dir, "no", "such", "dir.log"))
 	require.Error(t, err)
+}
+
+// log-format switches every logger derived from the handler, at once.
+func TestLogHandlerFormat(t *testing.T) {
+	var b strings.Builder
+	h := NewLogHandler(&b, slog.LevelInfo, "text")
+	log := slog.New(h).With("id", 7)
+	log.Info("one")
+	h.SetFormat("json")
+	log.WithGroup("g").Info("two", "k", "v")
+	log.Debug("hidden")
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 2)
+	require.Regexp(t, `^time=\S+ level=INFO msg=one id=7$`, lines[0])
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &rec))
+	require.Equal(t, "two", rec["msg"])
+	require.EqualValues(t, 7, rec["id"])
+	require.Equal(t, map[string]any{"k": "v"}, rec["g"])
+}
+
+// Reopen creates the file again at its path after it was moved away.
+func TestLogFileReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ratekv.log")
+	l, err := OpenLog(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Rename(path, path+".1"))
+	require.NoError(t, l.Reopen())
+	_, err = os.Stat(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.Mkdir(path, 0o755)) // a directory where the log goes
+	require.Error(t, l.Reopen())
 }
