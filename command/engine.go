@@ -38,6 +38,7 @@ type Engine struct {
 	stats         serverStats // INFO's ids, memory peak and rate sampler (server.go)
 	scripts       scripting   // the script cache, interpreters and the running script (script.go)
 	mem           memState    // maxmemory and eviction (evict.go)
+	decisions     decisions   // rate-limit decision counters (decisions.go)
 }
 
 // Host is what the command layer needs of the network runtime that runs
@@ -83,6 +84,7 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 	}
 	e.watchConfig()
 	e.watchScripting()
+	e.watchDecisions()
 	return e
 }
 

@@ -811,6 +811,7 @@ func (s *Engine) resetStats() {
 	}
 	s.store.ResetStats()
 	s.stats.peak.Store(0)
+	s.resetDecisions()
 }
 
 // CONFIG HELP
@@ -1013,6 +1014,7 @@ var infoSections = []infoSection{
 	{"latencystats", "Latencystats", false, func(*Client, *infoBuilder) {}},
 	{"cluster", "Cluster", true, infoCluster},
 	{"keyspace", "Keyspace", true, infoKeyspace},
+	{"ratelimit", "Ratelimit", false, infoRatelimit},
 }
 
 // parseInfoSections returns which of infoSections INFO's arguments select

@@ -394,8 +394,8 @@ func TestInfoSections(t *testing.T) {
 	}{
 		{nil, "Server Clients Memory Persistence Stats Replication CPU Modules Errorstats Cluster Keyspace"},
 		{[]string{"default"}, "Server Clients Memory Persistence Stats Replication CPU Modules Errorstats Cluster Keyspace"},
-		{[]string{"all"}, "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace"},
-		{[]string{"everything"}, "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace"},
+		{[]string{"all"}, "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace Ratelimit"},
+		{[]string{"everything"}, "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace Ratelimit"},
 		{[]string{"KEYSPACE", "server"}, "Server Keyspace"},
 		{[]string{"commandstats", "default"}, "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Cluster Keyspace"},
 		{[]string{"nosuch"}, ""},

@@ -167,3 +167,31 @@ var errInvalidSave = errors.New("Invalid save parameters")
 // The maxmemory policies, in Redis's order (its error lists them so).
 var maxmemoryPolicies = []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 	"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}
+
+// MaxMetricsGroups is the most patterns ratelimit-metrics-groups takes, so
+// that the decision counters' cardinality stays bounded.
+const MaxMetricsGroups = 32
+
+// metricsGroupsCheck accepts up to MaxMetricsGroups distinct glob patterns
+// of at most 128 bytes, none of them "other" (the group of the rest), and
+// returns them separated by single spaces.
+func metricsGroupsCheck(v string) (string, error) {
+	f := strings.Fields(v)
+	if len(f) > MaxMetricsGroups {
+		return "", fmt.Errorf("at most %d patterns", MaxMetricsGroups)
+	}
+	for i, p := range f {
+		switch {
+		case len(p) > 128:
+			return "", errors.New("a pattern is longer than 128 bytes")
+		case p == "other":
+			return "", errors.New(`"other" names the group of the keys no pattern matches`)
+		}
+		for _, q := range f[:i] {
+			if q == p {
+				return "", fmt.Errorf("pattern %q is given twice", p)
+			}
+		}
+	}
+	return strings.Join(f, " "), nil
+}

@@ -75,6 +75,9 @@ var Params = []Param{
 	{Name: "lfu-decay-time", Default: "1", Mutable: true, Usage: "minutes of idleness that take one off a key's LFU counter (0: never)", Check: intRange(0, math.MaxInt32)},
 	{Name: "maxmemory-eviction-tenacity", Default: "10", Mutable: true, Usage: "time one command may spend evicting before a background job goes on (0-100: 10 is 500 us, as in Redis)", Check: intRange(0, 100)},
 	{Name: "list-max-listpack-size", Alias: "list-max-ziplist-size", Default: "-2", Mutable: true, Usage: "the largest node of a list: negative -1 to -5 for 4, 8, 16, 32 or 64 KiB, positive for that many elements (a list of one node is compact)", Check: intRange(math.MinInt32, math.MaxInt32)},
+	{Name: "ratelimit-metrics-groups", Default: "", Mutable: true, Usage: `glob patterns (space separated, at most 32) that group the keys of rate-limit decisions in INFO ratelimit and /metrics: a key counts in the first group it matches, else in "other"`, Check: metricsGroupsCheck},
+	{Name: "metrics-port", Default: "0", Mutable: true, Usage: "serve Prometheus metrics over HTTP at /metrics on this port (0: off)", Check: intRange(0, 65535)},
+	{Name: "metrics-bind", Default: "127.0.0.1", Mutable: true, Usage: "address the metrics endpoint listens on", Check: nonEmpty},
 }
 
 // Lookup returns the parameter named name (case-insensitive).

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,5 +212,36 @@ func TestMaxmemoryParams(t *testing.T) {
 	}
 	if c.Int(MaxMemorySamples) != 64 || c.String(MaxMemoryPolicy) != "noeviction" || c.Int(MaxMemory) != 0 {
 		t.Errorf("typed getters: samples %d, policy %q, maxmemory %d", c.Int(MaxMemorySamples), c.String(MaxMemoryPolicy), c.Int(MaxMemory))
+	}
+}
+
+func TestMetricsGroupsCheck(t *testing.T) {
+	for i, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"", "", true},
+		{"  login:*   api:* ", "login:* api:*", true},
+		{"a[bc]* ?x", "a[bc]* ?x", true},
+		{"login:* login:*", "", false},
+		{"other", "", false},
+		{strings.Repeat("x", 129), "", false},
+		{strings.Repeat("p ", MaxMetricsGroups), "", false}, // duplicates
+		{strings.TrimSpace(strings.Repeat("p* ", 1)), "p*", true},
+	} {
+		got, err := metricsGroupsCheck(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("%d: %q: have %q, %v; want %q, ok %v", i, tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+	var many []string
+	for i := range MaxMetricsGroups + 1 {
+		many = append(many, fmt.Sprintf("g%d:*", i))
+	}
+	if _, err := metricsGroupsCheck(strings.Join(many[:MaxMetricsGroups], " ")); err != nil {
+		t.Errorf("%d patterns: %v", MaxMetricsGroups, err)
+	}
+	if _, err := metricsGroupsCheck(strings.Join(many, " ")); err == nil {
+		t.Errorf("%d patterns accepted", len(many))
 	}
 }

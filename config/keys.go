@@ -110,6 +110,9 @@ var (
 	LFUDecayTime              = IntKey{newKey("lfu-decay-time", kindInt)}
 	MaxMemoryEvictionTenacity = IntKey{newKey("maxmemory-eviction-tenacity", kindInt)}
 	ListMaxListpackSize       = IntKey{newKey("list-max-listpack-size", kindInt)}
+	RateLimitMetricsGroups    = StringKey{newKey("ratelimit-metrics-groups", kindString)}
+	MetricsPort               = IntKey{newKey("metrics-port", kindInt)}
+	MetricsBind               = StringKey{newKey("metrics-bind", kindString)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the
