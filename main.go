@@ -26,6 +26,7 @@ import (
 	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/internal/dirlock"
 	"github.com/ratekv/ratekv/internal/service"
+	"github.com/ratekv/ratekv/metrics"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/server"
 	"github.com/ratekv/ratekv/shards"
@@ -115,6 +116,12 @@ func run(args []string) int {
 		log.Error("cannot listen; not starting", "err", err)
 		return 1
 	}
+	mtr := metrics.New(cfg, srv.Engine, log)
+	if err := mtr.Start(); err != nil {
+		log.Error("cannot listen for /metrics; not starting", "err", err)
+		return 1
+	}
+	defer mtr.Close()
 	if path := cfg.String(config.PidFile); path != "" {
 		remove, err := service.WritePidfile(path)
 		if err != nil {
@@ -138,6 +145,7 @@ func run(args []string) int {
 		srv.SetJournal(j)
 	}
 	srv.SetPersistence(mgr)
+	mtr.Collector.SetPersistence(mgr)
 	mgr.Start()
 	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", command.Version, "shards", store.NumShards())
 
@@ -201,6 +209,7 @@ func run(args []string) int {
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Warn("connections did not finish in time", "err", err)
 	}
+	mtr.Close()
 	// Everything is persisted already: this closes the log (flushed and
 	// fsynced once more: nothing was written since).
 	if err := mgr.CloseSave(persist.SaveNever); err != nil && !force {

@@ -1063,7 +1063,13 @@ func (ib *infoBuilder) fixed(k string, v float64, prec int) {
 // INFO [section [section ...]]
 func cmdInfo(c *Client, args [][]byte) {
 	c.flushStats() // this connection's counts so far (INFO's own call comes after it)
-	mask := parseInfoSections(args[1:])
+	c.WriteVerbatim(string(infoText(c, args[1:])))
+}
+
+// infoText is INFO's text for the sections named by args; the caller holds
+// every shard.
+func infoText(c *Client, args [][]byte) []byte {
+	mask := parseInfoSections(args)
 	var ib infoBuilder
 	for i, s := range infoSections {
 		if mask&(1<<i) == 0 {
@@ -1077,7 +1083,7 @@ func cmdInfo(c *Client, args [][]byte) {
 		ib.b = append(ib.b, '\r', '\n')
 		s.gen(c, &ib)
 	}
-	c.WriteVerbatim(string(ib.b))
+	return ib.b
 }
 
 // serverIDs returns the run id and replication id, made on first use.

@@ -754,7 +754,7 @@ func TestParseInfoSections(t *testing.T) {
 		return m
 	}
 	dflt := bit("server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace")
-	all := dflt | bit("commandstats", "latencystats")
+	all := dflt | bit("commandstats", "latencystats", "ratelimit")
 	tests := []struct {
 		args []string
 		want uint32

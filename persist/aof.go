@@ -152,7 +152,8 @@ type AOF struct {
 	errp   atomic.Pointer[error] // sticky error, for the lock-free Err
 	full   atomic.Bool           // len(buf) > maxBuffered, for Sync's lock-free check
 	ample  atomic.Bool           // len(buf) >= writeInline, for Sync's lock-free check
-	syncs  atomic.Int64          // fsyncs done, for the log at Close
+	syncs  atomic.Int64          // fsyncs done, for the log at Close and Fsyncs
+	syncNs atomic.Int64          // time spent in them
 	writes atomic.Int64          // writes done
 	kept   atomic.Int64          // capacity of the writer's buffers (pend, unsynced), for Memory
 
@@ -781,7 +782,7 @@ func (a *AOF) cycle(final, mayFsync bool) (again bool) {
 		a.syncs.Add(1)
 		target, kept := a.off, len(a.unsynced)
 		if final || rot != nil || policy == FsyncAlways || failing {
-			err = a.f.Sync()
+			err = a.timedSync()
 		} else {
 			// Sync callers may write inline while the disk works, as
 			// Redis's event loop writes while its bio thread fsyncs;
@@ -791,7 +792,7 @@ func (a *AOF) cycle(final, mayFsync bool) (again bool) {
 			// does, waits for this one (fsyncing).
 			a.fsyncing = true
 			a.wmu.Unlock()
-			err = a.f.Sync()
+			err = a.timedSync()
 			a.wmu.Lock()
 			a.fsyncing = false
 		}
@@ -1084,3 +1085,17 @@ func (e *lostError) Error() string {
 	return e.err.Error() + " (records written under appendfsync no may be lost from the file; writes resume once the append-only file is rewritten, which starts by itself)"
 }
 func (e *lostError) Unwrap() error { return e.err }
+
+// timedSync fsyncs the file, timing it for Fsyncs.
+func (a *AOF) timedSync() error {
+	t := time.Now()
+	err := a.f.Sync()
+	a.syncNs.Add(int64(time.Since(t)))
+	return err
+}
+
+// Fsyncs returns the number of fsyncs of the log so far and the time they
+// took.
+func (a *AOF) Fsyncs() (n int64, d time.Duration) {
+	return a.syncs.Load(), time.Duration(a.syncNs.Load())
+}
