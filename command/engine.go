@@ -63,6 +63,7 @@ type Host interface {
 type ConnStats struct {
 	Received, Rejected int64 // connections accepted, refused (maxclients)
 	NetIn, NetOut      int64 // bytes read and written
+	Reads, Writes      int64 // socket reads and writes
 }
 
 // Version is ratekv's version, reported by --version and INFO.

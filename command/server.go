@@ -1303,6 +1303,8 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.fixed("instantaneous_output_kbps", s.stats.rate(metricNetOut)/1024, 2)
 	ib.num("rejected_connections", cs.Rejected)
 	ib.num("expired_keys", ks.ExpiredKeys)
+	ib.fixed("expired_stale_perc", ks.ExpiredStale*100, 2)
+	ib.num("expired_time_cap_reached_count", ks.ExpireTimeCapped)
 	ib.num("evicted_keys", ks.EvictedKeys)
 	ib.num("keyspace_hits", ks.Hits)
 	ib.num("keyspace_misses", ks.Misses)
@@ -1310,6 +1312,8 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.num("pubsub_patterns", 0)
 	ib.num("total_forks", 0)
 	ib.num("total_error_replies", s.totalErrors.Load())
+	ib.num("total_reads_processed", cs.Reads)
+	ib.num("total_writes_processed", cs.Writes)
 }
 
 func infoReplication(c *Client, ib *infoBuilder) {

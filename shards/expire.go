@@ -1,6 +1,7 @@
 package shards
 
 import (
+	"math"
 	"runtime"
 	"time"
 )
@@ -51,7 +52,7 @@ const (
 // after every expireSlice of work, not counting the time spent in it
 // against the budget.
 func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
-	total, keys := 0, 0
+	total, keys, sampledAll, capped := 0, 0, 0, false
 	slice := time.Now()
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -63,6 +64,7 @@ func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
 			steps, sampled, expired := s.expireBatchLocked(sh, nowMs)
 			sh.mu.Unlock()
 			total += expired
+			sampledAll += sampled
 			visited += steps
 			now := time.Now()
 			done := expired*4 <= sampled
@@ -74,7 +76,11 @@ func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
 				quiet += steps
 				done = quiet >= expireQuietSteps
 			}
-			if done || visited >= int(n) || now.Sub(start)-yielded > budget {
+			if done || visited >= int(n) {
+				break
+			}
+			if now.Sub(start)-yielded > budget {
+				capped = true
 				break
 			}
 			if y := s.yield.Load(); y == nil {
@@ -110,6 +116,17 @@ func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
 		}
 	}
 	s.keysApprox.Store(int64(keys))
+	// INFO's expired_stale_perc and expired_time_cap_reached_count, as
+	// Redis's activeExpireCycle keeps them.
+	perc := 0.0
+	if sampledAll > 0 {
+		perc = float64(total) / float64(sampledAll)
+	}
+	stale := math.Float64frombits(s.expireStale.Load())
+	s.expireStale.Store(math.Float64bits(perc*0.05 + stale*0.95))
+	if capped {
+		s.expireCapped.Add(1)
+	}
 	return total
 }
 

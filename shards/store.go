@@ -37,7 +37,11 @@ type Store struct {
 	yield      atomic.Pointer[func()] // see SetYield
 
 	keysApprox atomic.Int64 // keys at the last active-expiry tick; see KeysApprox
-	access     accessState  // what accesses record; see SetAccess
+	// Expiry cycle statistics (Stats): the float64 bits of the stale
+	// share, and the cycles cut short by their time budget.
+	expireStale  atomic.Uint64
+	expireCapped atomic.Int64
+	access       accessState // what accesses record; see SetAccess
 
 	_    [56]byte
 	live atomic.Int64 // see Live; written by every shard, on a cache line of its own
@@ -793,6 +797,12 @@ func (s *Store) ResetDirty() {
 // Stats are keyspace counters for INFO.
 type Stats struct {
 	ExpiredKeys, EvictedKeys, Hits, Misses int64
+	// ExpiredStale is the share of the keys with a deadline that the
+	// expiry cycles found expired, a moving average (expired_stale_perc).
+	ExpiredStale float64
+	// ExpireTimeCapped counts the expiry cycles that ran out of time
+	// before they were done (expired_time_cap_reached_count).
+	ExpireTimeCapped int64
 }
 
 // Stats returns the keyspace counters.
@@ -805,6 +815,8 @@ func (s *Store) Stats() Stats {
 		st.Hits += sh.hits.Load()
 		st.Misses += sh.misses.Load()
 	}
+	st.ExpiredStale = math.Float64frombits(s.expireStale.Load())
+	st.ExpireTimeCapped = s.expireCapped.Load()
 	return st
 }
 
@@ -817,4 +829,6 @@ func (s *Store) ResetStats() {
 		sh.hits.Store(0)
 		sh.misses.Store(0)
 	}
+	s.expireStale.Store(0)
+	s.expireCapped.Store(0)
 }
