@@ -14,7 +14,11 @@
 #   WORKLOADS ["set throttle_cell"]  loadgen workloads
 #   PIPELINES ["32"]   ROUNDS [5]   DURATION [5s]   WARMUP [1s]
 #   CONNS [50]   KEYS [100000]   SERVER_CORE [0]   CLIENT_CORE [1]
-#   ARGS ["--save '' --appendonly no"]  extra ratekv flags
+#   ARGS ["--save '' --appendonly no"]  extra ratekv flags for both
+#   ARGS_A, ARGS_B [""]  extra flags for A's or B's server only: the same
+#     build with a feature off and on, e.g. the metrics endpoint:
+#     ARGS_B="--metrics-port 9121" bench/ab.sh HEAD HEAD
+#     (the decision counters are always on: A/B them across revisions)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,7 +34,11 @@ KEYS=${KEYS:-100000}
 SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
 ARGS=${ARGS:-"--save '' --appendonly no"}
+ARGS_A=${ARGS_A:-}
+ARGS_B=${ARGS_B:-}
 eval "EXTRA=($ARGS)"
+eval "EXTRA_A=($ARGS_A)"
+eval "EXTRA_B=($ARGS_B)"
 LOG_PREFIX=ab
 SERVERS=""
 # shellcheck source=bench/lib.sh
@@ -52,8 +60,10 @@ run() {
 	local port
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	DATA_DIR=$(mktemp -d "$TMP/data.XXXXXX")
+	local -a own=("${EXTRA_B[@]}")
+	[[ $1 == ratekv-a ]] && own=("${EXTRA_A[@]}")
 	GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/$1" --bind 127.0.0.1 --port "$port" --dir "$DATA_DIR" \
-		"${EXTRA[@]}" --loglevel warning >"$TMP/server.log" 2>&1 &
+		"${EXTRA[@]}" "${own[@]}" --loglevel warning >"$TMP/server.log" 2>&1 &
 	SERVER_PID=$!
 	for _ in $(seq 100); do
 		redis-cli -p "$port" ping >/dev/null 2>&1 && break
@@ -67,7 +77,7 @@ run() {
 }
 
 declare -A ratios
-echo "A = $REV_A ($(git -C "$ROOT" rev-parse --short "$REV_A")), B = $REV_B ($(git -C "$ROOT" rev-parse --short "$REV_B")); $ROUNDS rounds of $DURATION, $CONNS conns, $KEYS keys, ratekv $ARGS"
+echo "A = $REV_A ($(git -C "$ROOT" rev-parse --short "$REV_A")), B = $REV_B ($(git -C "$ROOT" rev-parse --short "$REV_B")); $ROUNDS rounds of $DURATION, $CONNS conns, $KEYS keys, ratekv $ARGS (A: ${ARGS_A:-nothing more}, B: ${ARGS_B:-nothing more})"
 echo
 echo "| workload | pipeline | round | A ops/s | B ops/s | B/A |"
 echo "|---|---:|---:|---:|---:|---:|"

@@ -103,7 +103,7 @@ func NewCollector(eng *command.Engine) *Collector {
 	c.keys = prometheus.NewDesc(name("keys"), "Keys in the keyspace, including expired ones not yet reclaimed.", nil, nil)
 	c.expires = prometheus.NewDesc(name("keys_with_expiry"), "Keys with a TTL.", nil, nil)
 	c.calls = prometheus.NewDesc(name("command_calls_total"), "Calls of the command that ran (INFO commandstats calls).", cmd, nil)
-	c.usec = prometheus.NewDesc(name("command_duration_seconds_total"), "Time spent running the command.", cmd, nil)
+	c.usec = prometheus.NewDesc(name("command_time_seconds_total"), "Time spent running the command (INFO commandstats usec).", cmd, nil)
 	c.rejected = prometheus.NewDesc(name("command_rejected_calls_total"), "Calls refused before they ran (arity, NOAUTH, OOM, MISCONF, ...).", cmd, nil)
 	c.failed = prometheus.NewDesc(name("command_failed_calls_total"), "Calls that ran and replied with an error.", cmd, nil)
 	c.errors = prometheus.NewDesc(name("errors_total"), "Error replies by their first word (INFO errorstats).", []string{"err"}, nil)
