@@ -147,3 +147,69 @@ func TestDecisionsNoGroups(t *testing.T) {
 	}
 	checkDecisions(t, 0, ts.srv, []string{"other"}, decisionCounts{"cl.throttle other": {2, 1, 2}})
 }
+
+// TestDecisionsConcurrentRegroup runs throttling clients while the groups
+// change and readers read: every call is counted once, in some group.
+func TestDecisionsConcurrentRegroup(t *testing.T) {
+	ts := newTestServer(t, "ratelimit-metrics-groups", "a:*")
+	const clients, calls = 4, 300
+	done := make(chan struct{})
+	errs := make(chan error, clients+2)
+	conns := make([]*rawConn, clients+1)
+	for i := range conns {
+		conns[i] = ts.raw(t)
+	}
+	for i := range clients {
+		go func() {
+			r := conns[i]
+			for j := range calls {
+				key := fmt.Sprintf("%c:%d", "abc"[j%3], (i*calls+j)%17)
+				if reply := r.do("CL.THROTTLE", key, "5", "10", "1"); !strings.HasPrefix(reply, "*5") {
+					errs <- fmt.Errorf("reply %q", reply)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	go func() {
+		r := conns[clients]
+		sets := []string{"a:*", "b:* a:*", "", "c:* b:*"}
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				errs <- nil
+				return
+			default:
+			}
+			r.do("CONFIG", "SET", "ratelimit-metrics-groups", sets[i%len(sets)])
+			if i%3 == 0 {
+				r.do("INFO", "ratelimit")
+			}
+		}
+	}()
+	go func() {
+		for {
+			select {
+			case <-done:
+				errs <- nil
+				return
+			default:
+			}
+			ts.srv.Decisions()
+		}
+	}()
+	for range clients {
+		require.NoError(t, <-errs)
+	}
+	close(done)
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	var total uint64
+	for _, d := range ts.srv.Decisions() {
+		if d.Command == "cl.throttle" {
+			total += d.Allowed + d.Limited
+		}
+	}
+	require.Equal(t, uint64(clients*calls), total)
+}
