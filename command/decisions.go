@@ -192,7 +192,7 @@ func (c *Client) countDecision(cmd int, key []byte, limited bool, limit, remaini
 	switch {
 	case limited:
 		n[base+outLimited]++
-	case remaining*5 <= limit:
+	case remaining <= limit/5: // 5*remaining <= limit, for integers, without overflow
 		n[base+outAllowed]++
 		n[base+outNearLimit]++
 	default:
@@ -232,22 +232,35 @@ func (e *Engine) decisionsLocked() []Decision {
 }
 
 func (e *Engine) readDecisions(each func(i int, read func(i int))) []Decision {
+	// out is laid out as the current table; a shard found on a newer table
+	// (the groups changed meanwhile) adds up by name.
 	cur := e.decisions.table.Load()
-	var out []Decision
-	index := func(cmd int, group string) *Decision {
+	ncur := len(cur.groups) + 1
+	out := make([]Decision, numDecisionCommands*ncur)
+	for c := range numDecisionCommands {
+		for g := range ncur {
+			d := &out[c*ncur+g]
+			d.Command, d.Group = decisionCommands[c], otherGroup
+			if g < len(cur.groups) {
+				d.Group = cur.groups[g].pattern
+			}
+		}
+	}
+	index := func(t *decisionTable, c, g int) *Decision {
+		if t == cur {
+			return &out[c*ncur+g]
+		}
+		name := otherGroup
+		if g < len(t.groups) {
+			name = t.groups[g].pattern
+		}
 		for j := range out {
-			if out[j].Command == decisionCommands[cmd] && out[j].Group == group {
+			if out[j].Command == decisionCommands[c] && out[j].Group == name {
 				return &out[j]
 			}
 		}
-		out = append(out, Decision{Command: decisionCommands[cmd], Group: group})
+		out = append(out, Decision{Command: decisionCommands[c], Group: name})
 		return &out[len(out)-1]
-	}
-	for c := range numDecisionCommands {
-		for _, g := range cur.groups {
-			index(c, g.pattern)
-		}
-		index(c, otherGroup)
 	}
 	for i := range e.store.NumShards() {
 		each(i, func(i int) {
@@ -258,11 +271,7 @@ func (e *Engine) readDecisions(each func(i int, read func(i int))) []Decision {
 			n, ng := t.shard(i), len(t.groups)+1
 			for c := range numDecisionCommands {
 				for g := range ng {
-					name := otherGroup
-					if g < len(t.groups) {
-						name = t.groups[g].pattern
-					}
-					d := index(c, name)
+					d := index(t, c, g)
 					b := (c*ng + g) * numOutcomes
 					d.Allowed += n[b+outAllowed]
 					d.Limited += n[b+outLimited]

@@ -146,6 +146,9 @@ func TestDecisionsNoGroups(t *testing.T) {
 		r.do("CL.THROTTLE", fmt.Sprintf("k%d", i%2), "0", "1", "60")
 	}
 	checkDecisions(t, 0, ts.srv, []string{"other"}, decisionCounts{"cl.throttle other": {2, 1, 2}})
+	// A limit near 2^63: far from it, whatever 5*remaining would overflow to.
+	require.Contains(t, r.do("CL.THROTTLE", "big", "2000000000000000000", "1000000000", "1"), ":0\r\n:2000000000000000001\r\n:2000000000000000000\r\n")
+	checkDecisions(t, 1, ts.srv, []string{"other"}, decisionCounts{"cl.throttle other": {3, 1, 2}})
 }
 
 // TestDecisionsConcurrentRegroup runs throttling clients while the groups
