@@ -1401,7 +1401,9 @@ func infoKeyspace(c *Client, ib *infoBuilder) {
 	ib.b = strconv.AppendInt(ib.b, int64(keys), 10)
 	ib.b = append(ib.b, ",expires="...)
 	ib.b = strconv.AppendInt(ib.b, int64(st.Expires()), 10)
-	ib.b = append(ib.b, ",avg_ttl=0\r\n"...)
+	ib.b = append(ib.b, ",avg_ttl="...)
+	ib.b = strconv.AppendInt(ib.b, st.AvgTTL(), 10)
+	ib.b = append(ib.b, '\r', '\n')
 }
 
 // ---- Instantaneous metrics ----

@@ -41,7 +41,8 @@ type Store struct {
 	// share, and the cycles cut short by their time budget.
 	expireStale  atomic.Uint64
 	expireCapped atomic.Int64
-	access       accessState // what accesses record; see SetAccess
+	avgTTL       atomic.Int64 // see AvgTTL
+	access       accessState  // what accesses record; see SetAccess
 
 	_    [56]byte
 	live atomic.Int64 // see Live; written by every shard, on a cache line of its own
@@ -640,6 +641,7 @@ func (s *Store) Expires() int {
 
 // Flush deletes every key. Requires all shards held.
 func (s *Store) Flush() {
+	s.avgTTL.Store(0)
 	for i := range s.shards {
 		sh := &s.shards[i]
 		if sh.count > 0 {

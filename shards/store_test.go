@@ -439,3 +439,31 @@ func TestExpireCycleStats(t *testing.T) {
 	require.Zero(t, s.Stats().ExpiredStale)
 	require.Zero(t, s.Stats().ExpireTimeCapped)
 }
+
+// AvgTTL follows Redis's db->avg_ttl: the first cycle's mean TTL of the
+// live keys sampled, then a moving average (49/50 old, 1/50 new); FLUSHALL
+// resets it.
+func TestAvgTTL(t *testing.T) {
+	s, clk := newStore(t, 1)
+	now := clk.ms()
+	require.Zero(t, s.AvgTTL())
+	s.LockAll()
+	for i := 0; i < 10; i++ {
+		k := []byte(fmt.Sprintf("key:%d", i))
+		e, _ := s.Put(k, now)
+		if i < 5 {
+			s.SetExpire(k, e, now+int64(i+1)*1000) // 1 to 5 s
+		}
+	}
+	s.UnlockAll()
+	s.ExpireCycle(now, time.Second)
+	first := int64(3000)/50*49 + 3000/50
+	require.Equal(t, first, s.AvgTTL())
+	clk.ns.Add(1000 * 1e6) // one expired, the others 1 s closer: 1 to 4 s
+	s.ExpireCycle(clk.ms(), time.Second)
+	require.Equal(t, first/50*49+2500/50, s.AvgTTL())
+	s.LockAll()
+	s.Flush()
+	s.UnlockAll()
+	require.Zero(t, s.AvgTTL())
+}
