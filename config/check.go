@@ -195,3 +195,11 @@ func metricsGroupsCheck(v string) (string, error) {
 	}
 	return strings.Join(f, " "), nil
 }
+
+// oneAddress accepts a single address (metrics-bind), unlike bind's list.
+func oneAddress(v string) (string, error) {
+	if f := strings.Fields(v); len(f) != 1 || f[0] != v {
+		return "", errors.New("must be one address")
+	}
+	return v, nil
+}

@@ -77,7 +77,7 @@ var Params = []Param{
 	{Name: "list-max-listpack-size", Alias: "list-max-ziplist-size", Default: "-2", Mutable: true, Usage: "the largest node of a list: negative -1 to -5 for 4, 8, 16, 32 or 64 KiB, positive for that many elements (a list of one node is compact)", Check: intRange(math.MinInt32, math.MaxInt32)},
 	{Name: "ratelimit-metrics-groups", Default: "", Mutable: true, Usage: `glob patterns (space separated, at most 32) that group the keys of rate-limit decisions in INFO ratelimit and /metrics: a key counts in the first group it matches, else in "other"`, Check: metricsGroupsCheck},
 	{Name: "metrics-port", Default: "0", Mutable: true, Usage: "serve Prometheus metrics over HTTP at /metrics on this port (0: off)", Check: intRange(0, 65535)},
-	{Name: "metrics-bind", Default: "127.0.0.1", Mutable: true, Usage: "address the metrics endpoint listens on", Check: nonEmpty},
+	{Name: "metrics-bind", Default: "127.0.0.1", Mutable: true, Usage: "address the metrics endpoint listens on (one)", Check: oneAddress},
 }
 
 // Lookup returns the parameter named name (case-insensitive).

@@ -245,3 +245,14 @@ func TestMetricsGroupsCheck(t *testing.T) {
 		t.Errorf("%d patterns accepted", len(many))
 	}
 }
+
+func TestOneAddress(t *testing.T) {
+	for i, tc := range []struct {
+		in string
+		ok bool
+	}{{"127.0.0.1", true}, {"::1", true}, {"", false}, {" 127.0.0.1", false}, {"127.0.0.1 ::1", false}} {
+		if _, err := oneAddress(tc.in); (err == nil) != tc.ok {
+			t.Errorf("%d: %q: %v, want ok %v", i, tc.in, err, tc.ok)
+		}
+	}
+}

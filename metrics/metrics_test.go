@@ -206,4 +206,11 @@ func TestMetricsPortChanges(t *testing.T) {
 	require.Nil(t, m.Addr())
 	_, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port2))
 	require.Error(t, err)
+
+	// A port in use: the change is taken, the endpoint stays off.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	require.NoError(t, rdb.ConfigSet(ctx, "metrics-port", strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)).Err())
+	require.Nil(t, m.Addr())
 }
