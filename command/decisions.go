@@ -3,6 +3,7 @@ package command
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ratekv/ratekv/config"
@@ -159,6 +160,7 @@ func (t *decisionTable) shard(i int) []uint64 { return t.n[i*t.stride : (i+1)*t.
 // decisions is the Engine's state of the counters: the current table.
 type decisions struct {
 	table atomic.Pointer[decisionTable]
+	mu    sync.Mutex // serializes the tables' replacements
 }
 
 // watchDecisions creates the table and follows ratelimit-metrics-groups.
@@ -166,12 +168,16 @@ func (e *Engine) watchDecisions() {
 	shards := e.store.NumShards()
 	e.decisions.table.Store(newDecisionTable(e.cfg.String(config.RateLimitMetricsGroups), shards, nil))
 	e.cfg.OnChange(config.RateLimitMetricsGroups, func(v string) {
+		e.decisions.mu.Lock()
+		defer e.decisions.mu.Unlock()
 		e.decisions.table.Store(newDecisionTable(v, shards, e.decisions.table.Load()))
 	})
 }
 
 // resetDecisions zeroes the counters (CONFIG RESETSTAT).
 func (e *Engine) resetDecisions() {
+	e.decisions.mu.Lock()
+	defer e.decisions.mu.Unlock()
 	e.decisions.table.Store(newDecisionTable(e.cfg.String(config.RateLimitMetricsGroups), e.store.NumShards(), nil))
 }
 
