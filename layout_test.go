@@ -18,7 +18,8 @@ var allowedImports = map[string][]string{
 	"persist": {"config", "journal", "shards"},
 	"command": {"resp", "journal", "config", "gcra", "shards", "persist"},
 	"server":  {"resp", "journal", "config", "gcra", "shards", "persist", "command"},
-	"main":    {"resp", "journal", "config", "gcra", "shards", "persist", "command", "server"},
+	"metrics": {"config", "persist", "command"},
+	"main":    {"resp", "journal", "config", "gcra", "shards", "persist", "command", "server", "metrics"},
 }
 
 const module = "github.com/ratekv/ratekv"

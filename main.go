@@ -27,6 +27,7 @@ import (
 	"github.com/ratekv/ratekv/internal/dirlock"
 	"github.com/ratekv/ratekv/internal/nodeid"
 	"github.com/ratekv/ratekv/internal/service"
+	"github.com/ratekv/ratekv/metrics"
 	"github.com/ratekv/ratekv/persist"
 	"github.com/ratekv/ratekv/server"
 	"github.com/ratekv/ratekv/shards"
@@ -128,6 +129,12 @@ func run(args []string) int {
 		srv.SetNode(id)
 		log.Info("cluster mode: one node owning every slot", "id", id.ID, "epoch", id.ConfigEpoch)
 	}
+	mtr := metrics.New(cfg, srv.Engine, log)
+	if err := mtr.Start(); err != nil {
+		log.Error("cannot listen for /metrics; not starting", "err", err)
+		return 1
+	}
+	defer mtr.Close()
 	if path := cfg.String(config.PidFile); path != "" {
 		remove, err := service.WritePidfile(path)
 		if err != nil {
@@ -151,6 +158,7 @@ func run(args []string) int {
 		srv.SetJournal(j)
 	}
 	srv.SetPersistence(mgr)
+	mtr.Collector.SetPersistence(mgr)
 	mgr.Start()
 	if a := srv.TLSAddr(); a != nil {
 		log.Info("TLS listening", "addr", a.String())
@@ -234,6 +242,7 @@ func run(args []string) int {
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Warn("connections did not finish in time", "err", err)
 	}
+	mtr.Close()
 	// Everything is persisted already: this closes the log (flushed and
 	// fsynced once more: nothing was written since).
 	if err := mgr.CloseSave(persist.SaveNever); err != nil && !force {

@@ -49,6 +49,7 @@ type Engine struct {
 	startupMem    int64         // used memory when the engine was made (MEMORY STATS)
 	monitors      monitors      // MONITOR (monitor.go)
 	pause         clientPause   // CLIENT PAUSE (clients.go)
+	decisions     decisions     // rate-limit decision counters (decisions.go)
 }
 
 // Host is what the command layer needs of the network runtime that runs
@@ -73,6 +74,7 @@ type Host interface {
 type ConnStats struct {
 	Received, Rejected int64 // connections accepted, refused (maxclients)
 	NetIn, NetOut      int64 // bytes read and written
+	Reads, Writes      int64 // socket reads and writes
 }
 
 // Version is ratekv's version, reported by --version and INFO.
@@ -98,6 +100,7 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 	e.watchObservability()
 	e.startupMem = readMemory().mapped
 	store.OnExpireCycle(func(d time.Duration) { e.LatencyEvent("expire-cycle", d) })
+	e.watchDecisions()
 	return e
 }
 

@@ -845,6 +845,7 @@ func (s *Engine) resetStats() {
 	}
 	s.store.ResetStats()
 	s.stats.peak.Store(0)
+	s.resetDecisions()
 }
 
 // CONFIG HELP
@@ -1063,6 +1064,7 @@ var infoSections = []infoSection{
 	{"latencystats", "Latencystats", false, infoLatencystats},
 	{"cluster", "Cluster", true, infoCluster},
 	{"keyspace", "Keyspace", true, infoKeyspace},
+	{"ratelimit", "Ratelimit", false, infoRatelimit},
 }
 
 // parseInfoSections returns which of infoSections INFO's arguments select
@@ -1111,7 +1113,13 @@ func (ib *infoBuilder) fixed(k string, v float64, prec int) {
 // INFO [section [section ...]]
 func cmdInfo(c *Client, args [][]byte) {
 	c.flushStats() // this connection's counts so far (INFO's own call comes after it)
-	mask := parseInfoSections(args[1:])
+	c.WriteVerbatim(string(infoText(c, args[1:])))
+}
+
+// infoText is INFO's text for the sections named by args; the caller holds
+// every shard.
+func infoText(c *Client, args [][]byte) []byte {
+	mask := parseInfoSections(args)
 	var ib infoBuilder
 	for i, s := range infoSections {
 		if mask&(1<<i) == 0 {
@@ -1125,7 +1133,7 @@ func cmdInfo(c *Client, args [][]byte) {
 		ib.b = append(ib.b, '\r', '\n')
 		s.gen(c, &ib)
 	}
-	c.WriteVerbatim(string(ib.b))
+	return ib.b
 }
 
 // serverIDs returns the run id and replication id, made on first use.
@@ -1244,7 +1252,14 @@ func infoMemory(c *Client, ib *infoBuilder) {
 	ib.num("used_memory_peak", int64(peak))
 	ib.str("used_memory_peak_human", bytesToHuman(peak))
 	ib.str("used_memory_peak_perc", strconv.FormatFloat(100*float64(used)/float64(max(peak, 1)), 'f', 2, 64)+"%")
-	ib.num("used_memory_dataset", s.store.Live())
+	m := s.memOverhead()
+	ib.num("used_memory_overhead", m.overhead)
+	ib.num("used_memory_startup", m.startup)
+	ib.num("used_memory_dataset", m.dataset)
+	ib.str("used_memory_dataset_perc", strconv.FormatFloat(m.datasetPerc, 'f', 2, 64)+"%")
+	ib.num("allocator_allocated", m.allocated)
+	ib.num("allocator_active", m.active)
+	ib.num("allocator_resident", m.resident)
 	ib.num("used_memory_go_sys", int64(ms.Sys))
 	luaBytes, nScripts, scriptBytes := c.eng.scriptMemory()
 	ib.num("used_memory_lua", luaBytes)
@@ -1256,8 +1271,17 @@ func infoMemory(c *Client, ib *infoBuilder) {
 	ib.num("maxmemory", int64(limit))
 	ib.str("maxmemory_human", bytesToHuman(limit))
 	ib.str("maxmemory_policy", s.cfg.String(config.MaxMemoryPolicy))
+	ib.fixed("allocator_frag_ratio", ratio(m.active, m.allocated), 2)
+	ib.num("allocator_frag_bytes", m.active-m.allocated)
+	ib.fixed("allocator_rss_ratio", ratio(m.resident, m.active), 2)
+	ib.num("allocator_rss_bytes", m.resident-m.active)
+	ib.fixed("rss_overhead_ratio", ratio(m.rss, m.resident), 2)
+	ib.num("rss_overhead_bytes", m.rss-m.resident)
 	ib.fixed("mem_fragmentation_ratio", float64(rss)/float64(max(used, 1)), 2)
+	ib.num("mem_fragmentation_bytes", int64(rss)-int64(used))
 	ib.num("mem_not_counted_for_evict", notCounted)
+	ib.num("mem_clients_normal", m.clients)
+	ib.num("mem_aof_buffer", m.aof)
 	ib.str("mem_allocator", "go")
 	ib.num("mem_gc_cycles", int64(ms.NumGC))
 	ib.num("lazyfree_pending_objects", 0)
@@ -1349,6 +1373,8 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.fixed("instantaneous_output_kbps", s.stats.rate(metricNetOut)/1024, 2)
 	ib.num("rejected_connections", cs.Rejected)
 	ib.num("expired_keys", ks.ExpiredKeys)
+	ib.fixed("expired_stale_perc", ks.ExpiredStale*100, 2)
+	ib.num("expired_time_cap_reached_count", ks.ExpireTimeCapped)
 	ib.num("evicted_keys", ks.EvictedKeys)
 	ib.num("keyspace_hits", ks.Hits)
 	ib.num("keyspace_misses", ks.Misses)
@@ -1358,6 +1384,8 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.num("pubsubshard_channels", int64(nshard))
 	ib.num("total_forks", 0)
 	ib.num("total_error_replies", s.totalErrors.Load())
+	ib.num("total_reads_processed", cs.Reads)
+	ib.num("total_writes_processed", cs.Writes)
 }
 
 func infoReplication(c *Client, ib *infoBuilder) {
@@ -1451,7 +1479,9 @@ func infoKeyspace(c *Client, ib *infoBuilder) {
 	ib.b = strconv.AppendInt(ib.b, int64(keys), 10)
 	ib.b = append(ib.b, ",expires="...)
 	ib.b = strconv.AppendInt(ib.b, int64(st.Expires()), 10)
-	ib.b = append(ib.b, ",avg_ttl=0\r\n"...)
+	ib.b = append(ib.b, ",avg_ttl="...)
+	ib.b = strconv.AppendInt(ib.b, st.AvgTTL(), 10)
+	ib.b = append(ib.b, '\r', '\n')
 }
 
 // ---- Instantaneous metrics ----

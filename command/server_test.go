@@ -398,8 +398,8 @@ func TestInfoSections(t *testing.T) {
 	}{
 		{nil, "Server Clients Memory Persistence Stats Replication CPU Modules Errorstats Cluster Keyspace"},
 		{[]string{"default"}, "Server Clients Memory Persistence Stats Replication CPU Modules Errorstats Cluster Keyspace"},
-		{[]string{"all"}, "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace"},
-		{[]string{"everything"}, "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace"},
+		{[]string{"all"}, "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace Ratelimit"},
+		{[]string{"everything"}, "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Latencystats Cluster Keyspace Ratelimit"},
 		{[]string{"KEYSPACE", "server"}, "Server Keyspace"},
 		{[]string{"commandstats", "default"}, "Server Clients Memory Persistence Stats Replication CPU Modules Commandstats Errorstats Cluster Keyspace"},
 		{[]string{"nosuch"}, ""},
@@ -758,7 +758,7 @@ func TestParseInfoSections(t *testing.T) {
 		return m
 	}
 	dflt := bit("server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace")
-	all := dflt | bit("commandstats", "latencystats")
+	all := dflt | bit("commandstats", "latencystats", "ratelimit")
 	tests := []struct {
 		args []string
 		want uint32

@@ -244,6 +244,13 @@ func (c *Client) throttle(args [][]byte, name string, peek, millis bool) {
 	if w := applyTAT(st, sh, key, e, live, c.nowMs, res, millis); w != nil {
 		c.noteWritten(w)
 	}
+	if !peek {
+		cmd := rlClThrottle
+		if millis {
+			cmd = rlClThrottleMs
+		}
+		c.countDecision(cmd, key, res.Limited, res.Limit, res.Remaining)
+	}
 	c.writeThrottle(res)
 }
 
@@ -381,6 +388,11 @@ func cmdClThrottleAll(c *Client, args [][]byte) {
 			sh := c.keyShard(limits[i].key)
 			e, live := st.LookupAnyIn(sh, limits[i].key, c.nowMs)
 			applyTAT(st, sh, limits[i].key, e, live, c.nowMs, limits[i].res, false)
+		}
+	}
+	for i := range limits {
+		if r := &limits[i].res; !limited || r.Limited {
+			c.countDecision(rlClThrottleAll, limits[i].key, r.Limited, r.Limit, r.Remaining)
 		}
 	}
 	c.WriteArray(len(limits) + 1)

@@ -173,6 +173,7 @@ func cmdSlThrottle(c *Client, args [][]byte) {
 	if r.RetryAfter >= 0 {
 		retry = ceilDiv(r.RetryAfter, 1000)
 	}
+	c.countDecision(rlSlThrottle, key, r.Limited, o.max, r.Remaining)
 	c.writeWindowReply(r.Limited, o.max, r.Remaining, retry, ceilDiv(r.ResetAfter, 1000))
 }
 
@@ -220,5 +221,6 @@ func cmdSwThrottle(c *Client, args [][]byte) {
 			st.SetExpireIn(sh, key, e, at)
 		}
 	}
+	c.countDecision(rlSwThrottle, key, r.Limited, o.max, r.Remaining)
 	c.writeWindowReply(r.Limited, o.max, r.Remaining, r.RetryAfter, r.ResetAfter)
 }

@@ -227,3 +227,39 @@ func Percentiles(v string) []float64 {
 	}
 	return out
 }
+
+// MaxMetricsGroups is the most patterns ratelimit-metrics-groups takes, so
+// that the decision counters' cardinality stays bounded.
+const MaxMetricsGroups = 32
+
+// metricsGroupsCheck accepts up to MaxMetricsGroups distinct glob patterns
+// of at most 128 bytes, none of them "other" (the group of the rest), and
+// returns them separated by single spaces.
+func metricsGroupsCheck(v string) (string, error) {
+	f := strings.Fields(v)
+	if len(f) > MaxMetricsGroups {
+		return "", fmt.Errorf("at most %d patterns", MaxMetricsGroups)
+	}
+	for i, p := range f {
+		switch {
+		case len(p) > 128:
+			return "", errors.New("a pattern is longer than 128 bytes")
+		case p == "other":
+			return "", errors.New(`"other" names the group of the keys no pattern matches`)
+		}
+		for _, q := range f[:i] {
+			if q == p {
+				return "", fmt.Errorf("pattern %q is given twice", p)
+			}
+		}
+	}
+	return strings.Join(f, " "), nil
+}
+
+// oneAddress accepts a single address (metrics-bind), unlike bind's list.
+func oneAddress(v string) (string, error) {
+	if f := strings.Fields(v); len(f) != 1 || f[0] != v {
+		return "", errors.New("must be one address")
+	}
+	return v, nil
+}

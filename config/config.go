@@ -102,6 +102,9 @@ var Params = []Param{
 	{Name: "latency-tracking", Default: "yes", Mutable: true, Usage: "keep a latency histogram per command (INFO latencystats, LATENCY HISTOGRAM)", Check: yesNo},
 	{Name: "latency-tracking-info-percentiles", Default: "50 99 99.9", Mutable: true, Usage: "the percentiles INFO latencystats reports (space separated, 0 to 100)", Check: percentiles},
 	{Name: "log-format", Default: "text", Mutable: true, Usage: "the log's format: text (key=value) or json (one object a line)", Check: oneOf("text", "json")},
+	{Name: "ratelimit-metrics-groups", Default: "", Mutable: true, Usage: `glob patterns (space separated, at most 32) that group the keys of rate-limit decisions in INFO ratelimit and /metrics: a key counts in the first group it matches, else in "other"`, Check: metricsGroupsCheck},
+	{Name: "metrics-port", Default: "0", Mutable: true, Usage: "serve Prometheus metrics over HTTP at /metrics on this port (0: off)", Check: intRange(0, 65535)},
+	{Name: "metrics-bind", Default: "127.0.0.1", Mutable: true, Usage: "address the metrics endpoint listens on (one)", Check: oneAddress},
 }
 
 // Lookup returns the parameter named name (case-insensitive).

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -309,6 +310,48 @@ func TestPercentiles(t *testing.T) {
 			if len(Percentiles(tt.want)) != len(strings.Fields(tt.want)) {
 				t.Errorf("step %d: Percentiles(%q) = %v", i, tt.want, Percentiles(tt.want))
 			}
+		}
+	}
+}
+
+func TestMetricsGroupsCheck(t *testing.T) {
+	for i, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"", "", true},
+		{"  login:*   api:* ", "login:* api:*", true},
+		{"a[bc]* ?x", "a[bc]* ?x", true},
+		{"login:* login:*", "", false},
+		{"other", "", false},
+		{strings.Repeat("x", 129), "", false},
+		{strings.Repeat("p ", MaxMetricsGroups), "", false}, // duplicates
+		{strings.TrimSpace(strings.Repeat("p* ", 1)), "p*", true},
+	} {
+		got, err := metricsGroupsCheck(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("%d: %q: have %q, %v; want %q, ok %v", i, tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+	var many []string
+	for i := range MaxMetricsGroups + 1 {
+		many = append(many, fmt.Sprintf("g%d:*", i))
+	}
+	if _, err := metricsGroupsCheck(strings.Join(many[:MaxMetricsGroups], " ")); err != nil {
+		t.Errorf("%d patterns: %v", MaxMetricsGroups, err)
+	}
+	if _, err := metricsGroupsCheck(strings.Join(many, " ")); err == nil {
+		t.Errorf("%d patterns accepted", len(many))
+	}
+}
+
+func TestOneAddress(t *testing.T) {
+	for i, tc := range []struct {
+		in string
+		ok bool
+	}{{"127.0.0.1", true}, {"::1", true}, {"", false}, {" 127.0.0.1", false}, {"127.0.0.1 ::1", false}} {
+		if _, err := oneAddress(tc.in); (err == nil) != tc.ok {
+			t.Errorf("%d: %q: %v, want ok %v", i, tc.in, err, tc.ok)
 		}
 	}
 }

@@ -136,6 +136,9 @@ var (
 	LatencyTracking            = BoolKey{newKey("latency-tracking", kindBool)}
 	LatencyTrackingPercentiles = StringKey{newKey("latency-tracking-info-percentiles", kindString)}
 	LogFormat                  = StringKey{newKey("log-format", kindString)}
+	RateLimitMetricsGroups     = StringKey{newKey("ratelimit-metrics-groups", kindString)}
+	MetricsPort                = IntKey{newKey("metrics-port", kindInt)}
+	MetricsBind                = StringKey{newKey("metrics-bind", kindString)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the

@@ -153,7 +153,8 @@ type AOF struct {
 	errp    atomic.Pointer[error] // sticky error, for the lock-free Err
 	full    atomic.Bool           // len(buf) > maxBuffered, for Sync's lock-free check
 	ample   atomic.Bool           // len(buf) >= writeInline, for Sync's lock-free check
-	syncs   atomic.Int64          // fsyncs done, for the log at Close
+	syncs   atomic.Int64          // fsyncs done, for the log at Close and Fsyncs
+	syncNs  atomic.Int64          // time spent in them
 	writes  atomic.Int64          // writes done
 	kept    atomic.Int64          // capacity of the writer's buffers (pend, unsynced), for Memory
 
@@ -782,12 +783,10 @@ func (a *AOF) cycle(final, mayFsync bool) (again bool) {
 		a.syncs.Add(1)
 		target, kept := a.off, len(a.unsynced)
 		if final || rot != nil || policy == FsyncAlways || failing {
+			var d time.Duration
+			d, err = a.timedSync()
 			if lm := a.latency; lm != nil && policy == FsyncAlways && lm.LatencyOn() {
-				start := time.Now()
-				err = a.f.Sync()
-				lm.LatencyEvent("aof-fsync-always", time.Since(start))
-			} else {
-				err = a.f.Sync()
+				lm.LatencyEvent("aof-fsync-always", d)
 			}
 		} else {
 			// Sync callers may write inline while the disk works, as
@@ -798,7 +797,7 @@ func (a *AOF) cycle(final, mayFsync bool) (again bool) {
 			// does, waits for this one (fsyncing).
 			a.fsyncing = true
 			a.wmu.Unlock()
-			err = a.f.Sync()
+			_, err = a.timedSync()
 			a.wmu.Lock()
 			a.fsyncing = false
 		}
@@ -1099,3 +1098,18 @@ func (e *lostError) Error() string {
 	return e.err.Error() + " (records written under appendfsync no may be lost from the file; writes resume once the append-only file is rewritten, which starts by itself)"
 }
 func (e *lostError) Unwrap() error { return e.err }
+
+// timedSync fsyncs the file, timing it for Fsyncs.
+func (a *AOF) timedSync() (time.Duration, error) {
+	t := time.Now()
+	err := a.f.Sync()
+	d := time.Since(t)
+	a.syncNs.Add(int64(d))
+	return d, err
+}
+
+// Fsyncs returns the number of fsyncs of the log so far and the time they
+// took.
+func (a *AOF) Fsyncs() (n int64, d time.Duration) {
+	return a.syncs.Load(), time.Duration(a.syncNs.Load())
+}

@@ -30,6 +30,7 @@ type memFile struct {
 	failWrite error
 	shortOnce bool // the next write of records (not of zeros written ahead) stores half and fails
 	failSync  error
+	syncDelay time.Duration // how long an fsync takes, a slow disk's
 	writes    int
 	syncs     int
 	closed    bool
@@ -86,6 +87,7 @@ func (f *memFile) Truncate(size int64) error {
 }
 
 func (f *memFile) Sync() error {
+	time.Sleep(f.syncDelay)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failSync != nil {
@@ -810,4 +812,19 @@ func TestAOFPending(t *testing.T) {
 	l.SetPolicy(FsyncEverysec)
 	l.Append(rec("SET", "c", "3"))
 	require.Zero(t, l.Pending(), "under everysec")
+}
+
+// Fsyncs counts the log's fsyncs and the time they took (INFO's and
+// /metrics's fsync figures).
+func TestAOFFsyncsAreTimed(t *testing.T) {
+	f := &memFile{syncDelay: 2 * time.Millisecond}
+	l := testAOF(t, f, FsyncAlways)
+	for i := range 3 {
+		require.NoError(t, l.Sync(l.Append(rec("SET", fmt.Sprint(i), "v"))))
+	}
+	n, d := l.Fsyncs()
+	_, _, syncs := f.get()
+	require.Equal(t, int64(syncs), n)
+	require.GreaterOrEqual(t, n, int64(3))
+	require.GreaterOrEqual(t, d, time.Duration(n)*f.syncDelay)
 }

@@ -248,6 +248,8 @@ type Stats struct {
 	AOFBaseSize           int64
 	AOFBuffer             int64
 	Fsync                 string
+	Fsyncs                int64         // fsyncs of the current log
+	FsyncTime             time.Duration // the time they took
 }
 
 // Stats returns the current figures.
@@ -292,6 +294,7 @@ func (m *Manager) Stats() Stats {
 		s.AOFBaseSize = m.rewriteBaseSize
 		s.AOFBuffer = int64(m.aof.Buffered())
 		s.Fsync = m.aof.Policy().String()
+		s.Fsyncs, s.FsyncTime = m.aof.Fsyncs()
 	}
 	return s
 }

@@ -274,6 +274,7 @@ func (c *Conn) hungUp() bool {
 		c.w += n
 		c.qbuf.Store(int64(c.w - c.r))
 		c.srv.netIn.Add(int64(n))
+		c.srv.reads.Add(1)
 		if err != nil {
 			var ne net.Error
 			return !errors.As(err, &ne) || !ne.Timeout()
@@ -319,6 +320,7 @@ func (c *Conn) read() error {
 	c.w += n
 	c.qbuf.Store(int64(c.w - c.r))
 	c.srv.netIn.Add(int64(n))
+	c.srv.reads.Add(1)
 	if n > 0 && int64(c.w-c.r) > c.srv.QueryLimit() {
 		// A read that began before CONFIG SET lowered
 		// client-query-buffer-limit (a goroutine waits in it) took
@@ -395,6 +397,7 @@ func (c *Conn) flush() error {
 	}
 	n, err := c.write(c.Out)
 	c.srv.netOut.Add(int64(n))
+	c.srv.writes.Add(1)
 	c.ResetOut()
 	return err
 }

@@ -143,6 +143,7 @@ func (c *Conn) flushRound() error {
 	}
 	n := <-c.wrote
 	c.srv.netOut.Add(int64(n))
+	c.srv.writes.Add(1)
 	if n < len(c.Out) {
 		c.Out = c.Out[n:] // the client reads slowly: wait for it here
 		err := c.flush()

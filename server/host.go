@@ -42,6 +42,7 @@ func (h host) ConnStats() command.ConnStats {
 	return command.ConnStats{
 		Received: s.totalConns.Load(), Rejected: s.rejectedConns.Load(),
 		NetIn: s.netIn.Load(), NetOut: s.netOut.Load(),
+		Reads: s.reads.Load(), Writes: s.writes.Load(),
 	}
 }
 
@@ -51,6 +52,8 @@ func (h host) ResetStats() {
 	s.rejectedConns.Store(0)
 	s.netIn.Store(0)
 	s.netOut.Store(0)
+	s.reads.Store(0)
+	s.writes.Store(0)
 }
 
 func (h host) Closing() bool { return h.s.closing.Load() }

@@ -846,6 +846,7 @@ func (c *Conn) writeSome() error {
 		n += m
 	}
 	c.srv.netOut.Add(int64(n))
+	c.srv.writes.Add(1)
 	switch {
 	case n == len(c.Out):
 		c.ResetOut()

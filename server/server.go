@@ -52,6 +52,7 @@ type Server struct {
 	totalConns    atomic.Int64
 	rejectedConns atomic.Int64
 	netIn, netOut atomic.Int64
+	reads, writes atomic.Int64 // reads and writes of client sockets
 
 	writers      []*replyWriter // one per P; see flusher.go
 	loops        []*eventLoop   // one per P with event-loop yes; see loop_linux.go

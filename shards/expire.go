@@ -1,6 +1,7 @@
 package shards
 
 import (
+	"math"
 	"runtime"
 	"time"
 )
@@ -51,7 +52,8 @@ const (
 // after every expireSlice of work, not counting the time spent in it
 // against the budget.
 func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
-	total, keys := 0, 0
+	total, keys, sampledAll, capped := 0, 0, 0, false
+	var ttl ttlSample
 	slice := time.Now()
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -60,9 +62,10 @@ func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
 		for visited, quiet := 0, 0; ; {
 			sh.mu.Lock()
 			n := sh.nextID
-			steps, sampled, expired := s.expireBatchLocked(sh, nowMs)
+			steps, sampled, expired := s.expireBatchLocked(sh, nowMs, &ttl)
 			sh.mu.Unlock()
 			total += expired
+			sampledAll += sampled
 			visited += steps
 			now := time.Now()
 			done := expired*4 <= sampled
@@ -74,7 +77,11 @@ func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
 				quiet += steps
 				done = quiet >= expireQuietSteps
 			}
-			if done || visited >= int(n) || now.Sub(start)-yielded > budget {
+			if done || visited >= int(n) {
+				break
+			}
+			if now.Sub(start)-yielded > budget {
+				capped = true
 				break
 			}
 			if y := s.yield.Load(); y == nil {
@@ -110,14 +117,40 @@ func (s *Store) ExpireCycle(nowMs int64, budget time.Duration) int {
 		}
 	}
 	s.keysApprox.Store(int64(keys))
+	// INFO's expired_stale_perc and expired_time_cap_reached_count, as
+	// Redis's activeExpireCycle keeps them.
+	perc := 0.0
+	if sampledAll > 0 {
+		perc = float64(total) / float64(sampledAll)
+	}
+	stale := math.Float64frombits(s.expireStale.Load())
+	s.expireStale.Store(math.Float64bits(perc*0.05 + stale*0.95))
+	if capped {
+		s.expireCapped.Add(1)
+	}
+	if ttl.n > 0 {
+		// Redis's db->avg_ttl: a moving average of the sampled TTLs.
+		avg, cur := s.avgTTL.Load(), ttl.sum/ttl.n
+		if avg == 0 {
+			avg = cur
+		}
+		s.avgTTL.Store(avg/50*49 + cur/50)
+	}
 	return total
 }
+
+// ttlSample sums the TTLs (ms) of the live keys an expiry cycle sampled.
+type ttlSample struct{ sum, n int64 }
+
+// AvgTTL returns the moving average of the TTLs, in ms, that the expiry
+// cycles sampled (INFO keyspace's avg_ttl; 0 before any).
+func (s *Store) AvgTTL() int64 { return s.avgTTL.Load() }
 
 // expireBatchLocked checks the deadlines of up to expireBatch entries of sh
 // that carry one, looking at no more than 4*expireBatch entries from
 // sh.expireNext on (wrapping at the end), and deletes the expired ones.
 // Requires sh.mu held.
-func (s *Store) expireBatchLocked(sh *Shard, nowMs int64) (steps, sampled, expired int) {
+func (s *Store) expireBatchLocked(sh *Shard, nowMs int64, ttl *ttlSample) (steps, sampled, expired int) {
 	if sh.volatile == 0 || sh.nextID == 0 {
 		return 0, 0, 0
 	}
@@ -136,6 +169,9 @@ func (s *Store) expireBatchLocked(sh *Shard, nowMs int64) (steps, sampled, expir
 		if e.expireAt <= nowMs {
 			sh.removeEntry(sh.keyOf(e), e, -1)
 			expired++
+		} else {
+			ttl.sum += e.expireAt - nowMs
+			ttl.n++
 		}
 	}
 	sh.expireNext = id

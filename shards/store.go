@@ -40,7 +40,12 @@ type Store struct {
 	yield      atomic.Pointer[func()] // see SetYield
 
 	keysApprox atomic.Int64 // keys at the last active-expiry tick; see KeysApprox
-	access     accessState  // what accesses record; see SetAccess
+	// Expiry cycle statistics (Stats): the float64 bits of the stale
+	// share, and the cycles cut short by their time budget.
+	expireStale  atomic.Uint64
+	expireCapped atomic.Int64
+	avgTTL       atomic.Int64 // see AvgTTL
+	access       accessState  // what accesses record; see SetAccess
 
 	_    [56]byte
 	live atomic.Int64 // see Live; written by every shard, on a cache line of its own
@@ -639,6 +644,7 @@ func (s *Store) Expires() int {
 
 // Flush deletes every key. Requires all shards held.
 func (s *Store) Flush() {
+	s.avgTTL.Store(0)
 	for i := range s.shards {
 		sh := &s.shards[i]
 		if sh.count > 0 {
@@ -815,6 +821,12 @@ func (s *Store) ResetDirty() {
 // Stats are keyspace counters for INFO.
 type Stats struct {
 	ExpiredKeys, EvictedKeys, Hits, Misses int64
+	// ExpiredStale is the share of the keys with a deadline that the
+	// expiry cycles found expired, a moving average (expired_stale_perc).
+	ExpiredStale float64
+	// ExpireTimeCapped counts the expiry cycles that ran out of time
+	// before they were done (expired_time_cap_reached_count).
+	ExpireTimeCapped int64
 }
 
 // Stats returns the keyspace counters.
@@ -827,6 +839,8 @@ func (s *Store) Stats() Stats {
 		st.Hits += sh.hits.Load()
 		st.Misses += sh.misses.Load()
 	}
+	st.ExpiredStale = math.Float64frombits(s.expireStale.Load())
+	st.ExpireTimeCapped = s.expireCapped.Load()
 	return st
 }
 
@@ -839,4 +853,6 @@ func (s *Store) ResetStats() {
 		sh.hits.Store(0)
 		sh.misses.Store(0)
 	}
+	s.expireStale.Store(0)
+	s.expireCapped.Store(0)
 }

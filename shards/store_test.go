@@ -407,3 +407,63 @@ func TestLookupAnyReuse(t *testing.T) {
 	require.Nil(t, s.Lookup(k, clk.ms()))
 	require.Equal(t, 0, s.Len())
 }
+
+// The expiry cycles' statistics follow Redis's: expired_stale_perc is a
+// moving average (weight 0.05) of the share of sampled deadlines found
+// passed, and a cycle out of time counts in expired_time_cap_reached_count.
+func TestExpireCycleStats(t *testing.T) {
+	s, clk := newStore(t, 1)
+	now := clk.ms()
+	s.LockAll()
+	for i := 0; i < 4000; i++ {
+		k := []byte(fmt.Sprintf("key:%d", i))
+		e, _ := s.Put(k, now)
+		s.SetExpire(k, e, now+1)
+	}
+	s.UnlockAll()
+	s.ExpireCycle(now, time.Second) // nothing passed: the share is 0
+	require.Zero(t, s.Stats().ExpiredStale)
+	require.Zero(t, s.Stats().ExpireTimeCapped)
+
+	// All passed: one batch with no time left samples expireBatch keys,
+	// all expired.
+	clk.ns.Add(10 * 1e6)
+	s.ExpireCycle(clk.ms(), -1)
+	st := s.Stats()
+	require.InDelta(t, 0.05, st.ExpiredStale, 1e-9)
+	require.Equal(t, int64(1), st.ExpireTimeCapped)
+	s.ExpireCycle(clk.ms(), -1)
+	require.InDelta(t, 0.05+0.95*0.05, s.Stats().ExpiredStale, 1e-9)
+
+	s.ResetStats()
+	require.Zero(t, s.Stats().ExpiredStale)
+	require.Zero(t, s.Stats().ExpireTimeCapped)
+}
+
+// AvgTTL follows Redis's db->avg_ttl: the first cycle's mean TTL of the
+// live keys sampled, then a moving average (49/50 old, 1/50 new); FLUSHALL
+// resets it.
+func TestAvgTTL(t *testing.T) {
+	s, clk := newStore(t, 1)
+	now := clk.ms()
+	require.Zero(t, s.AvgTTL())
+	s.LockAll()
+	for i := 0; i < 10; i++ {
+		k := []byte(fmt.Sprintf("key:%d", i))
+		e, _ := s.Put(k, now)
+		if i < 5 {
+			s.SetExpire(k, e, now+int64(i+1)*1000) // 1 to 5 s
+		}
+	}
+	s.UnlockAll()
+	s.ExpireCycle(now, time.Second)
+	first := int64(3000)/50*49 + 3000/50
+	require.Equal(t, first, s.AvgTTL())
+	clk.ns.Add(1000 * 1e6) // one expired, the others 1 s closer: 1 to 4 s
+	s.ExpireCycle(clk.ms(), time.Second)
+	require.Equal(t, first/50*49+2500/50, s.AvgTTL())
+	s.LockAll()
+	s.Flush()
+	s.UnlockAll()
+	require.Zero(t, s.AvgTTL())
+}
