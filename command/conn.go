@@ -1,7 +1,6 @@
 package command
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"strings"
 	"time"
@@ -91,24 +90,13 @@ func cmdOK(c *Client, args [][]byte) { c.WriteOK() }
 func cmdReset(c *Client, args [][]byte) {
 	c.tx.reset()
 	c.unwatchAll()
-	c.Authed = *c.eng.password.Load() == ""
+	c.user.Store(c.eng.acl.def)
+	c.Authed = !c.eng.defaultNeedsAuth()
 	c.mu.Lock()
 	c.proto = 2
 	c.name = ""
 	c.mu.Unlock()
 	c.WriteSimple("RESET")
-}
-
-// checkPassword reports whether user/pass match the default user.
-func (c *Client) checkPassword(user, pass []byte) bool {
-	want := *c.eng.password.Load()
-	if string(user) != "default" {
-		return false
-	}
-	if want == "" { // the default user is "nopass"
-		return true
-	}
-	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
 }
 
 // AUTH [username] password
@@ -120,16 +108,14 @@ func cmdAuth(c *Client, args [][]byte) {
 	user, pass := []byte("default"), args[1]
 	if len(args) == 3 {
 		user, pass = args[1], args[2]
-	} else if *c.eng.password.Load() == "" {
+	} else if c.eng.acl.def.rules.Load().flags&userNopass != 0 {
 		c.WriteError(errAuthNotSet)
 		return
 	}
-	if !c.checkPassword(user, pass) {
-		c.eng.log.Info("failed AUTH", "id", c.ID, "addr", c.Addr)
+	if !c.authenticate(args[0], user, pass) {
 		c.WriteError(errWrongPass)
 		return
 	}
-	c.Authed = true
 	c.WriteOK()
 }
 
@@ -154,7 +140,7 @@ func cmdHello(c *Client, args [][]byte) {
 		opt := strings.ToLower(string(args[i]))
 		switch {
 		case opt == "auth" && i+2 < len(args):
-			if !c.checkPassword(args[i+1], args[i+2]) {
+			if !c.authenticate(args[0], args[i+1], args[i+2]) {
 				c.WriteError(errWrongPass)
 				return
 			}
@@ -329,10 +315,10 @@ func (c *Client) infoLine() string {
 	}
 	multi, flags := -1, "N"
 	qbuf, rbs := c.Peer.Buffers()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=-1 name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.ID, c.Addr, c.LocalAddr, name, int(now.Sub(c.Created).Seconds()),
 		(now.UnixMilli()-c.LastSeen.Load())/1000, flags, multi, qbuf, rbs,
-		cmd, proto, lib, ver)
+		cmd, c.UserName(), proto, lib, ver)
 }
 
 // CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]
@@ -408,6 +394,7 @@ func (c *Client) clientKill(opts [][]byte) {
 	var id int64
 	addr, laddr := "", ""
 	skipMe, none := true, false // none: a filter no client matches
+	var user *aclUser
 	for i := 0; i < len(opts); i += 2 {
 		v := opts[i+1]
 		switch strings.ToLower(string(opts[i])) {
@@ -432,7 +419,7 @@ func (c *Client) clientKill(opts [][]byte) {
 				return
 			}
 		case "user":
-			if string(v) != "default" {
+			if user = c.eng.acl.user(string(v)); user == nil {
 				c.WriteError(sprintf(errNoSuchUser, errArg(v)))
 				return
 			}
@@ -454,7 +441,8 @@ func (c *Client) clientKill(opts [][]byte) {
 	killed := 0
 	for _, o := range c.eng.host.Clients() {
 		if none || (id != 0 && o.ID != id) || (addr != "" && o.Addr != addr) ||
-			(laddr != "" && o.LocalAddr != laddr) || (skipMe && o == c) {
+			(laddr != "" && o.LocalAddr != laddr) || (skipMe && o == c) ||
+			(user != nil && o.user.Load() != user) {
 			continue
 		}
 		c.kill(o)

@@ -29,7 +29,6 @@ type Engine struct {
 	// Hot-path copies of mutable config, kept current by watchConfig.
 	maxBulk    atomic.Int64
 	queryLimit atomic.Int64
-	password   atomic.Pointer[string]
 
 	totalCommands atomic.Int64
 	errMu         sync.Mutex
@@ -37,6 +36,7 @@ type Engine struct {
 	totalErrors   atomic.Int64
 	stats         serverStats // INFO's ids, memory peak and rate sampler (server.go)
 	scripts       scripting   // the script cache, interpreters and the running script (script.go)
+	acl           aclState    // users and the ACL log (acl.go, acl_cmd.go)
 	mem           memState    // maxmemory and eviction (evict.go)
 }
 
@@ -82,6 +82,7 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 		errStats: make(map[string]int64),
 	}
 	e.watchConfig()
+	e.watchACL()
 	e.watchScripting()
 	return e
 }
@@ -119,10 +120,6 @@ func (e *Engine) watchConfig() {
 	}{
 		{config.ProtoMaxBulkLen, func() { e.maxBulk.Store(cfg.Int(config.ProtoMaxBulkLen)) }},
 		{config.ClientQueryBufferLimit, func() { e.queryLimit.Store(cfg.Int(config.ClientQueryBufferLimit)) }},
-		{config.RequirePass, func() {
-			pw := cfg.String(config.RequirePass)
-			e.password.Store(&pw)
-		}},
 		{config.ZSetMaxListpackEntries, zset},
 		{config.ZSetMaxListpackValue, zset},
 		{config.HashMaxListpackEntries, hash},

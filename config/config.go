@@ -38,6 +38,9 @@ var Params = []Param{
 	{Name: "port", Default: "6380", Usage: "TCP port (0 picks a free one)", Check: intRange(0, 65535)},
 	{Name: "dir", Default: "./data", Usage: "data directory (snapshots, append-only log)", Check: nonEmpty},
 	{Name: "requirepass", Default: "", Mutable: true, Usage: "password of the default user (empty: no AUTH needed)", Check: anyValue},
+	{Name: "aclfile", Default: "", Usage: "file of ACL users (user lines, as ACL SAVE writes them); not together with user directives", Check: anyValue},
+	{Name: "acllog-max-len", Default: "128", Mutable: true, Usage: "entries ACL LOG keeps (denied commands, keys, channels and failed AUTHs)", Check: intRange(0, math.MaxInt64)},
+	{Name: "acl-pubsub-default", Default: "resetchannels", Mutable: true, Usage: "channels a new ACL user may use: resetchannels (none) or allchannels", Check: oneOf("allchannels", "resetchannels")},
 	{Name: "maxclients", Default: "10000", Mutable: true, Usage: "maximum number of connected clients", Check: intRange(1, 1<<30)},
 	{Name: "timeout", Default: "0", Mutable: true, Usage: "close a client idle for this many seconds (0: never)", Check: intRange(0, 1<<31-1)},
 	{Name: "proto-max-bulk-len", Default: "512mb", Mutable: true, Usage: "largest bulk string a client may send", Check: memRange(1024, 1<<40)},
@@ -99,7 +102,8 @@ type Config struct {
 	mu       sync.RWMutex // guards vals, hooks and warnings
 	vals     []value      // by index in Params
 	hooks    [][]func(value string)
-	warnings []Warning // of the last Parse
+	warnings []Warning  // of the last Parse
+	users    [][]string // the user directives read, each its words after "user"
 }
 
 // New returns a Config holding every default.

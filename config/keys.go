@@ -73,6 +73,9 @@ var (
 	Port                      = IntKey{newKey("port", kindInt)}
 	Dir                       = StringKey{newKey("dir", kindString)}
 	RequirePass               = StringKey{newKey("requirepass", kindString)}
+	ACLFile                   = StringKey{newKey("aclfile", kindString)}
+	ACLLogMaxLen              = IntKey{newKey("acllog-max-len", kindInt)}
+	ACLPubsubDefault          = StringKey{newKey("acl-pubsub-default", kindString)}
 	MaxClients                = IntKey{newKey("maxclients", kindInt)}
 	Timeout                   = IntKey{newKey("timeout", kindInt)}
 	ProtoMaxBulkLen           = IntKey{newKey("proto-max-bulk-len", kindInt)}
