@@ -99,6 +99,12 @@ func (e *Engine) defaultNeedsAuth() bool {
 	return r.flags&userNopass == 0 || r.flags&userOff != 0
 }
 
+// DefaultUserNopass reports whether the default user needs no password
+// (nopass, no requirepass), as protected mode asks.
+func (e *Engine) DefaultUserNopass() bool {
+	return e.acl.def.rules.Load().flags&userNopass != 0
+}
+
 // LoadUsers applies the user directives of the configuration, or the
 // users of aclfile, at start (ACLLoadUsersAtStartup). An error says why
 // the server must not start.

@@ -184,6 +184,8 @@ func TestACLDiffRedis(t *testing.T) {
 		{true, a("PING")},
 		{true, a("DEL", "acld:1")},
 		{false, a("ACL", "DELUSER", "acld-u1", "acld-u3", "acld-nobody")},
+		{false, a("CLIENT", "KILL", "USER", "acld-nobody")},
+		{false, a("CLIENT", "KILL", "USER", "acld-u2")},
 		{false, a("ACL", "LOG", "RESET")},
 		{false, a("ACL", "LOG")},
 	}

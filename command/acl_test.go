@@ -376,6 +376,11 @@ func TestACLCommandReplies(t *testing.T) {
 	require.Equal(t, "*1\r\n", c.do("ACL", "LOG", "1")[:4])
 	require.Equal(t, okReply, c.do("ACL", "LOG", "RESET"))
 	require.Equal(t, "*0\r\n", c.do("ACL", "LOG"))
+	// acl-pubsub-default: the channels of users created afterwards.
+	require.Equal(t, okReply, c.do("CONFIG", "SET", "acl-pubsub-default", "allchannels"))
+	require.Equal(t, okReply, c.do("ACL", "SETUSER", "q", "(+get)"))
+	require.Contains(t, c.do("ACL", "LIST"), "user q off &* -@all (&* -@all +get)")
+	require.Contains(t, c.do("ACL", "LIST"), "user z off resetchannels -@all")
 	// requirepass is the default user's password.
 	require.Equal(t, okReply, c.do("CONFIG", "SET", "requirepass", "pw"))
 	require.Contains(t, c.do("ACL", "LIST"), "user default on #"+hashPassword([]byte("pw"))+" ~* &* +@all")
@@ -502,4 +507,44 @@ func TestACLGoRedis(t *testing.T) {
 		require.ErrorContains(t, bad.Ping(ctx).Err(), "WRONGPASS")
 		bad.Close()
 	}
+}
+
+// TestACLChannels checks the channel rules Pub/Sub commands use: patterns
+// match channels, a PSUBSCRIBE pattern must be allowed literally, and any
+// selector may allow it.
+func TestACLChannels(t *testing.T) {
+	r, err := applyRules(strings.Fields("on nopass +@all ~* &news.* &alerts (&ops.*) (&*)"))
+	require.NoError(t, err)
+	open, err := applyRules(strings.Fields("on nopass +@all ~* &news.* (&ops.*)"))
+	require.NoError(t, err)
+	for i, tt := range []struct {
+		rules   *aclRules
+		ch      string
+		pattern bool
+		want    bool
+	}{
+		{open, "news.1", false, true},
+		{open, "ops.db", false, true},
+		{open, "alerts", false, false},
+		{open, "news.*", true, true},   // the pattern as allowed
+		{open, "news.1*", true, false}, // a pattern is compared, not matched
+		{open, "*", true, false},
+		{r, "anything", false, true}, // the (&*) selector
+		{r, "*", true, true},
+	} {
+		require.Equal(t, tt.want, tt.rules.channelOK([]byte(tt.ch), tt.pattern), "case %d", i)
+	}
+	ts, _ := aclServer(t)
+	c := ts.raw(t)
+	require.Equal(t, okReply, c.do("ACL", "SETUSER", "sub", "on", "nopass", "+@all", "~*", "&news.*"))
+	require.Equal(t, okReply, c.do("AUTH", "sub", "x"))
+	var cl *Client
+	for _, o := range ts.Clients() {
+		cl = o
+	}
+	require.True(t, cl.ChannelPermitted([]byte("news.x"), false))
+	require.False(t, cl.ChannelPermitted([]byte("other"), false))
+	require.Equal(t, "sub", cl.UserName())
+	require.Equal(t, okReply, c.do("ACL", "SETUSER", "sub", "allchannels"))
+	require.True(t, cl.ChannelPermitted([]byte("other"), false))
 }

@@ -108,7 +108,7 @@ func cmdAuth(c *Client, args [][]byte) {
 	user, pass := []byte("default"), args[1]
 	if len(args) == 3 {
 		user, pass = args[1], args[2]
-	} else if c.eng.acl.def.rules.Load().flags&userNopass != 0 {
+	} else if c.eng.DefaultUserNopass() {
 		c.WriteError(errAuthNotSet)
 		return
 	}
