@@ -15,6 +15,10 @@
 #   PIPELINES ["32"]   ROUNDS [5]   DURATION [5s]   WARMUP [1s]
 #   CONNS [50]   KEYS [100000]   SERVER_CORE [0]   CLIENT_CORE [1]
 #   ARGS ["--save '' --appendonly no"]  extra ratekv flags
+#   ARGS_B [""]  more flags for B only: the cost of a setting, with A = B.
+#     The ACL check of an application user on CL.THROTTLE:
+#     ARGS_B="--user 'default on nopass +@ratelimit +@connection ~rl:*'" \
+#       WORKLOADS=throttle_cell bench/ab.sh HEAD HEAD
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,6 +35,7 @@ SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
 ARGS=${ARGS:-"--save '' --appendonly no"}
 eval "EXTRA=($ARGS)"
+eval "EXTRA_B=(${ARGS_B:-})"
 LOG_PREFIX=ab
 SERVERS=""
 # shellcheck source=bench/lib.sh
@@ -49,11 +54,12 @@ build "$REV_B" ratekv-b
 
 # run BIN WORKLOAD PIPELINE: ops/s of one run on a fresh server.
 run() {
-	local port
+	local port extra=("${EXTRA[@]}")
+	[[ $1 == ratekv-b ]] && extra+=("${EXTRA_B[@]}")
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	DATA_DIR=$(mktemp -d "$TMP/data.XXXXXX")
 	GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/$1" --bind 127.0.0.1 --port "$port" --dir "$DATA_DIR" \
-		"${EXTRA[@]}" --loglevel warning >"$TMP/server.log" 2>&1 &
+		"${extra[@]}" --loglevel warning >"$TMP/server.log" 2>&1 &
 	SERVER_PID=$!
 	for _ in $(seq 100); do
 		redis-cli -p "$port" ping >/dev/null 2>&1 && break
