@@ -131,6 +131,9 @@ func (e *Engine) LoadUsers() error {
 			return fmt.Errorf("user %q: unmatched parenthesis in selector definition", name)
 		}
 		r := newRules(pd)
+		if name == "default" { // reset, as Redis does to the existing default user
+			_ = r.apply("reset", pd)
+		}
 		for _, op := range ops {
 			if err := r.apply(op, pd); err != nil {
 				return fmt.Errorf("error loading ACL rule '%s' for the user named '%s': %s", op, name, err)

@@ -441,7 +441,7 @@ func TestACLFile(t *testing.T) {
 		err := eng.LoadUsers()
 		if tt.err == "" {
 			require.NoError(t, err, i)
-			require.Equal(t, userOff, eng.acl.def.rules.Load().flags&userOff, i)
+			require.Equal(t, "off sanitize-payload resetchannels -@all", eng.acl.def.rules.Load().describe(), i)
 			require.NotNil(t, eng.acl.user("alice"), i)
 		} else {
 			require.ErrorContains(t, err, tt.err, i)
