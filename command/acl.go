@@ -70,6 +70,47 @@ const (
 type keyPattern struct {
 	flags   uint8
 	pattern []byte
+	kind    uint8 // how to match it: patGlob, patPrefix ("rl:*") or patExact (no wildcard)
+}
+
+// Pattern kinds: the common "prefix*" and literal patterns are compared
+// without the glob matcher.
+const (
+	patGlob uint8 = iota
+	patPrefix
+	patExact
+)
+
+func newKeyPattern(flags uint8, pat string) keyPattern {
+	kind := patExact
+	for i := 0; i < len(pat); i++ {
+		switch pat[i] {
+		case '*':
+			if i == len(pat)-1 && kind == patExact {
+				kind = patPrefix
+				continue
+			}
+			kind = patGlob
+		case '?', '[', '\\':
+			kind = patGlob
+		}
+		if kind == patGlob {
+			break
+		}
+	}
+	return keyPattern{flags: flags, pattern: []byte(pat), kind: kind}
+}
+
+// match reports whether key matches the pattern.
+func (p *keyPattern) match(key []byte) bool {
+	switch p.kind {
+	case patPrefix:
+		n := len(p.pattern) - 1
+		return len(key) != 0 && len(key) >= n && string(key[:n]) == string(p.pattern[:n]) // as stringmatchlen, "*" does not match ""
+	case patExact:
+		return string(key) == string(p.pattern)
+	}
+	return glob.Match(p.pattern, key, false)
 }
 
 type aclSelector struct {
@@ -358,7 +399,7 @@ func (s *aclSelector) apply(op string) error {
 				return nil
 			}
 		}
-		s.keys = append(s.keys, keyPattern{flags, []byte(pat)})
+		s.keys = append(s.keys, newKeyPattern(flags, pat))
 		s.flags &^= selAllKeys
 	case op[0] == '&':
 		if s.flags&selAllChannels != 0 {
@@ -661,8 +702,8 @@ func (s *aclSelector) keyOK(key []byte, need uint8) bool {
 	if s.flags&selAllKeys != 0 {
 		return true
 	}
-	for _, p := range s.keys {
-		if p.flags&need == need && glob.Match(p.pattern, key, false) {
+	for i := range s.keys {
+		if p := &s.keys[i]; p.flags&need == need && p.match(key) {
 			return true
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/internal/glob"
 	"github.com/ratekv/ratekv/shards"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -547,4 +548,33 @@ func TestACLChannels(t *testing.T) {
 	require.Equal(t, "sub", cl.UserName())
 	require.Equal(t, okReply, c.do("ACL", "SETUSER", "sub", "allchannels"))
 	require.True(t, cl.ChannelPermitted([]byte("other"), false))
+}
+
+// TestKeyPatternMatch checks the prefix and exact fast paths against the
+// glob matcher.
+func TestKeyPatternMatch(t *testing.T) {
+	pats := []string{"rl:*", "rl:", "*", "", "rl:*x", "r?:*", "rl:[ab]*", `rl\*`, `rl:\*`, "a*b*", "rl:**", "[*"}
+	keys := []string{"rl:", "rl:1", "rl", "r", "", "rlx", "rl:a", "rl*", `rl\*`, "ab", "a*b", "*", "rl:*", "[x"}
+	for _, p := range pats {
+		kp := newKeyPattern(aclRW, p)
+		for _, k := range keys {
+			require.Equal(t, glob.Match([]byte(p), []byte(k), false), kp.match([]byte(k)), "pattern %q key %q (kind %d)", p, k, kp.kind)
+		}
+	}
+	require.Equal(t, patPrefix, newKeyPattern(aclRW, "rl:*").kind)
+	require.Equal(t, patExact, newKeyPattern(aclRW, "rl:1").kind)
+	require.Equal(t, patGlob, newKeyPattern(aclRW, "rl:**").kind)
+}
+
+// FuzzKeyPattern compares the fast paths with the glob matcher.
+func FuzzKeyPattern(f *testing.F) {
+	f.Add("rl:*", "rl:1")
+	f.Add("*", "")
+	f.Add("a", "a")
+	f.Fuzz(func(t *testing.T, p, k string) {
+		kp := newKeyPattern(aclRW, p)
+		if glob.Match([]byte(p), []byte(k), false) != kp.match([]byte(k)) {
+			t.Fatalf("pattern %q key %q kind %d", p, k, kp.kind)
+		}
+	})
 }
