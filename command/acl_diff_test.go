@@ -28,9 +28,20 @@ func aclNorm(s string) string {
 // are named acld-*, deleted afterwards, as the redis-server is shared.
 func TestACLDiffRedis(t *testing.T) {
 	addr := redisAddr(t)
+	for _, proto := range []string{"2", "3"} {
+		t.Run("RESP"+proto, func(t *testing.T) { aclDiff(t, addr, proto) })
+	}
+}
+
+func aclDiff(t *testing.T, addr, proto string) {
 	ts := newTestServer(t)
 	type conns struct{ real, ours *rawConn }
-	open := func() conns { return conns{dialRaw(t, addr), ts.raw(t)} }
+	open := func() conns {
+		c := conns{dialRaw(t, addr), ts.raw(t)}
+		c.real.do("HELLO", proto)
+		c.ours.do("HELLO", proto)
+		return c
+	}
 	admin, user := open(), open()
 	cleanup := func() {
 		admin.real.do("ACL", "DELUSER", "acld-u1", "acld-u2", "acld-u3", "acld-sel", "acld-ro")
