@@ -560,11 +560,7 @@ func (r *aclRules) apply(op string, pubsubDefault uint8) error {
 		return errRuleNoPass
 	case op[0] == '(' && op[len(op)-1] == ')':
 		s := newSelector(pubsubDefault)
-		inner, ok := splitArgs(op[1 : len(op)-1])
-		if !ok {
-			return errRuleSyntax
-		}
-		for _, a := range inner {
+		for _, a := range strings.Fields(op[1 : len(op)-1]) {
 			if err := s.apply(a); err != nil {
 				return err
 			}
@@ -618,15 +614,6 @@ func mergeSelectors(ops []string) (out []string, bad int) {
 		return nil, open
 	}
 	return out, -1
-}
-
-// splitArgs splits a selector's body as sdssplitargs does.
-func splitArgs(s string) ([]string, bool) {
-	var out []string
-	for _, f := range strings.Fields(s) {
-		out = append(out, f)
-	}
-	return out, true
 }
 
 // ---- checks ----
@@ -777,12 +764,11 @@ func (s *aclSelector) describeCommands() string {
 	for {
 		best := -1
 		mindiff, maxsame := int(^uint(0)>>1), 0
-		for j, name := range aclCategoryNames {
+		for j := range aclCategoryNames {
 			if applied[j] {
 				continue
 			}
 			on, off := temp.countCategory(uint64(1) << j)
-			_ = name
 			diff, same := on, off
 			if additive {
 				diff, same = off, on
