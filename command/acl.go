@@ -179,9 +179,16 @@ type aclUser struct {
 	rules atomic.Pointer[aclRules]
 }
 
+// set publishes new rules. open never says true for restricted rules: a
+// command that runs meanwhile is checked against the old or the new ones.
 func (u *aclUser) set(r *aclRules) {
+	if !r.open() {
+		u.open.Store(false)
+		u.rules.Store(r)
+		return
+	}
 	u.rules.Store(r)
-	u.open.Store(r.open())
+	u.open.Store(true)
 }
 
 // ACL rule errors, as ACLSetUserStringError words them.

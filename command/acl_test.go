@@ -578,3 +578,16 @@ func FuzzKeyPattern(f *testing.F) {
 		}
 	})
 }
+
+// TestHelloAuthAfterOptions: HELLO checks every option before it
+// authenticates, as Redis: a bad SETNAME leaves the connection's user as
+// it was.
+func TestHelloAuthAfterOptions(t *testing.T) {
+	ts, _ := aclServer(t, "requirepass", "pw")
+	c := ts.raw(t)
+	require.Equal(t, "-"+errClientName+"\r\n", c.do("HELLO", "2", "AUTH", "default", "pw", "SETNAME", "bad name"))
+	require.Equal(t, "-NOAUTH Authentication required.\r\n", c.do("PING"))
+	require.Equal(t, wrongPass, c.do("HELLO", "2", "AUTH", "default", "nope"))
+	require.True(t, strings.HasPrefix(c.do("HELLO", "2", "AUTH", "default", "pw", "SETNAME", "ok"), "*14\r\n"))
+	require.Equal(t, "$7\r\ndefault\r\n", c.do("ACL", "WHOAMI"))
+}

@@ -134,17 +134,13 @@ func cmdHello(c *Client, args [][]byte) {
 		}
 		proto = int(v)
 	}
-	var name []byte
-	setName, authOK := false, c.Authed
+	var name, user, pass []byte
+	setName, auth := false, false
 	for i := 2; i < len(args); i++ {
 		opt := strings.ToLower(string(args[i]))
 		switch {
 		case opt == "auth" && i+2 < len(args):
-			if !c.authenticate(args[0], args[i+1], args[i+2]) {
-				c.WriteError(errWrongPass)
-				return
-			}
-			authOK = true
+			user, pass, auth = args[i+1], args[i+2], true
 			i += 2
 		case opt == "setname" && i+1 < len(args):
 			name, setName = args[i+1], true
@@ -158,7 +154,12 @@ func cmdHello(c *Client, args [][]byte) {
 			return
 		}
 	}
-	if !authOK {
+	// AUTH once every option is known to be valid, as Redis.
+	if auth && !c.authenticate(args[0], user, pass) {
+		c.WriteError(errWrongPass)
+		return
+	}
+	if !c.Authed && c.eng.defaultNeedsAuth() {
 		c.WriteError(errHelloNoAuth)
 		return
 	}
