@@ -591,3 +591,24 @@ func TestHelloAuthAfterOptions(t *testing.T) {
 	require.True(t, strings.HasPrefix(c.do("HELLO", "2", "AUTH", "default", "pw", "SETNAME", "ok"), "*14\r\n"))
 	require.Equal(t, "$7\r\ndefault\r\n", c.do("ACL", "WHOAMI"))
 }
+
+// TestACLNativeScript: a script ratekv runs natively for an unrestricted
+// user goes through the interpreter for a restricted one, so that its
+// redis.call are checked.
+func TestACLNativeScript(t *testing.T) {
+	ts, _ := aclServer(t)
+	admin, u := ts.raw(t), ts.raw(t)
+	require.Equal(t, "$40\r\n"+redisRateAllowN+"\r\n", admin.do("SCRIPT", "LOAD", redisRateScript))
+	require.Equal(t, okReply, admin.do("ACL", "SETUSER", "u", "on", "nopass", "+@scripting", "+get", "~rl:*"))
+	require.Equal(t, okReply, u.do("AUTH", "u", "x"))
+	before := ts.srv.scripts.nativeRuns.Load()
+	require.Contains(t, admin.do("EVALSHA", redisRateAllowN, "1", "rl:a", "10", "10", "1", "1"), "*4\r\n")
+	require.Equal(t, before+1, ts.srv.scripts.nativeRuns.Load())
+	// The script's SET is not the user's to run.
+	got := u.do("EVALSHA", redisRateAllowN, "1", "rl:a", "10", "10", "1", "1")
+	require.True(t, strings.HasPrefix(got, "-ERR "+errScriptNoPermCmd+" script: "), got)
+	require.Equal(t, before+1, ts.srv.scripts.nativeRuns.Load())
+	require.Equal(t, okReply, admin.do("ACL", "SETUSER", "u", "+set", "+time"))
+	require.Contains(t, u.do("EVALSHA", redisRateAllowN, "1", "rl:a", "10", "10", "1", "1"), "*4\r\n")
+	require.Equal(t, noPermKey, u.do("EVALSHA", redisRateAllowN, "1", "other", "10", "10", "1", "1"))
+}
