@@ -115,6 +115,10 @@ func run(args []string) int {
 	go releaseMemory(stopRelease, store.Dropped)
 
 	srv := server.New(store, cfg, log)
+	if err := srv.LoadUsers(); err != nil {
+		log.Error("cannot load the ACL users; not starting", "err", err)
+		return 1
+	}
 	go limitMemory(stopRelease, srv.GoMemoryLimit)
 	if err := srv.Listen(); err != nil {
 		log.Error("cannot listen; not starting", "err", err)

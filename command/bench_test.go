@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ratekv/ratekv/config"
@@ -76,15 +77,7 @@ func BenchmarkDispatch(b *testing.B) {
 // in the key's entry costs.
 func BenchmarkDispatchAccess(b *testing.B) {
 	for _, policy := range []string{"allkeys-lru", "allkeys-lfu"} {
-		for _, bc := range []struct {
-			name string
-			args func(i int) [][]byte
-		}{
-			{"GET", func(i int) [][]byte { return [][]byte{[]byte("GET"), benchKey(i)} }},
-			{"CL.THROTTLE", func(i int) [][]byte {
-				return [][]byte{[]byte("CL.THROTTLE"), benchKey(i), []byte("100"), []byte("1000"), []byte("1")}
-			}},
-		} {
+		for _, bc := range getAndThrottle {
 			b.Run(policy+"/"+bc.name, func(b *testing.B) {
 				srv := benchServer(b)
 				if err := srv.cfg.Set("maxmemory-policy", policy); err != nil {
@@ -94,6 +87,43 @@ func BenchmarkDispatchAccess(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkDispatchACL is BenchmarkDispatch's CL.THROTTLE and GET for a
+// user allowed everything and for an application user limited to
+// "+@ratelimit +get ~rl:*": the cost of the ACL check (target: at most 3 %
+// of CL.THROTTLE).
+func BenchmarkDispatchACL(b *testing.B) {
+	for _, user := range []struct{ name, rules string }{
+		{"all", "on nopass +@all ~* &*"},
+		{"restricted", "reset on nopass +@ratelimit +get ~rl:*"},
+	} {
+		for _, bc := range getAndThrottle {
+			b.Run(user.name+"/"+bc.name, func(b *testing.B) {
+				srv := benchServer(b)
+				r := srv.acl.def.rules.Load().clone()
+				for _, op := range strings.Fields(user.rules) {
+					if err := r.apply(op, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				srv.acl.put("default", r)
+				runDispatch(b, srv, bc.args, nil)
+			})
+		}
+	}
+}
+
+// getAndThrottle are the requests of BenchmarkDispatchAccess and
+// BenchmarkDispatchACL.
+var getAndThrottle = []struct {
+	name string
+	args func(i int) [][]byte
+}{
+	{"GET", func(i int) [][]byte { return [][]byte{[]byte("GET"), benchKey(i)} }},
+	{"CL.THROTTLE", func(i int) [][]byte {
+		return [][]byte{[]byte("CL.THROTTLE"), benchKey(i), []byte("100"), []byte("1000"), []byte("1")}
+	}},
 }
 
 // runDispatch runs requests args(i) of 1024 keys through srv's dispatcher

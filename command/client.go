@@ -36,6 +36,10 @@ type Client struct {
 	// Authed says the client passed AUTH (or no password is set); the
 	// runtime applies the tighter protocol limits of Redis until it has.
 	Authed bool
+	// user is the ACL user the client runs as (the default one until
+	// AUTH); nil (the log's replay) allows everything. Atomic: ACL
+	// DELUSER looks for the clients of a user.
+	user atomic.Pointer[aclUser]
 
 	// Per-command state set by the dispatcher.
 	now       int64 // clock reading for this command (Unix ns)
@@ -159,7 +163,8 @@ type Peer interface {
 func (e *Engine) InitClient(c *Client, peer Peer, id int64, addr, laddr string) {
 	c.eng, c.Peer, c.ID, c.Addr, c.LocalAddr = e, peer, id, addr, laddr
 	c.Created, c.proto = time.Now(), 2
-	c.Authed = *e.password.Load() == ""
+	c.user.Store(e.acl.def)
+	c.Authed = !e.defaultNeedsAuth()
 	c.LastSeen.Store(c.Created.UnixMilli())
 }
 
@@ -243,7 +248,7 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 			return
 		}
 	}
-	if !c.Authed && cmd.Flags&FlagNoAuth == 0 {
+	if !c.Authed && cmd.Flags&FlagNoAuth == 0 && c.eng.defaultNeedsAuth() {
 		c.flagTx()
 		cmd.rejected.Add(1)
 		if cmd.Name == "exec" {
@@ -252,6 +257,10 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 			return
 		}
 		c.WriteError(errNoAuth)
+		return
+	}
+	// ACL: one flag test for a user allowed everything (acl.go).
+	if u := c.user.Load(); u != nil && !u.open.Load() && c.aclRefused(u, cmd, args) {
 		return
 	}
 	// Cluster mode: keys in more than one slot are refused (before

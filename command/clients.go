@@ -163,7 +163,7 @@ func (c *Client) infoLine(self bool, args [][]byte) string {
 	field("tot-mem", totMem)
 	text("events", events)
 	text("cmd", cmd)
-	text("user", "default")
+	text("user", c.UserName())
 	field("redir", -1)
 	field("resp", int64(proto))
 	text("lib-name", lib)
@@ -262,6 +262,7 @@ func cmdClientKill(c *Client, args [][]byte) {
 	addr, laddr := "", ""
 	typ := ClientKind(-1)
 	skipMe := true
+	var user *aclUser
 	for i := 0; i < len(opts); i += 2 {
 		v := opts[i+1]
 		switch strings.ToLower(string(opts[i])) {
@@ -284,7 +285,7 @@ func cmdClientKill(c *Client, args [][]byte) {
 			}
 			typ = k
 		case "user":
-			if string(v) != "default" {
+			if user = c.eng.acl.user(string(v)); user == nil {
 				c.WriteError(sprintf(errNoSuchUser, errArg(v)))
 				return
 			}
@@ -319,7 +320,8 @@ func cmdClientKill(c *Client, args [][]byte) {
 	for _, o := range c.eng.host.Clients() {
 		if (id != 0 && o.ID != id) || (addr != "" && o.Addr != addr) ||
 			(laddr != "" && o.LocalAddr != laddr) || (typ >= 0 && o.Kind() != typ) ||
-			(maxAge != 0 && int64(now.Sub(o.Created).Seconds()) <= maxAge) || (skipMe && o == c) {
+			(maxAge != 0 && int64(now.Sub(o.Created).Seconds()) <= maxAge) || (skipMe && o == c) ||
+			(user != nil && o.user.Load() != user) {
 			continue
 		}
 		c.kill(o)

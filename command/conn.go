@@ -1,7 +1,6 @@
 package command
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"strings"
 
@@ -108,24 +107,13 @@ func cmdReset(c *Client, args [][]byte) {
 	c.leavePubSub()
 	c.stopMonitor()
 	c.noEvict.Store(false)
-	c.Authed = *c.eng.password.Load() == ""
+	c.user.Store(c.eng.acl.def)
+	c.Authed = !c.eng.defaultNeedsAuth()
 	c.mu.Lock()
 	c.proto = 2
 	c.name = ""
 	c.mu.Unlock()
 	c.WriteSimple("RESET")
-}
-
-// checkPassword reports whether user/pass match the default user.
-func (c *Client) checkPassword(user, pass []byte) bool {
-	want := *c.eng.password.Load()
-	if string(user) != "default" {
-		return false
-	}
-	if want == "" { // the default user is "nopass"
-		return true
-	}
-	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
 }
 
 // AUTH [username] password
@@ -137,16 +125,14 @@ func cmdAuth(c *Client, args [][]byte) {
 	user, pass := []byte("default"), args[1]
 	if len(args) == 3 {
 		user, pass = args[1], args[2]
-	} else if *c.eng.password.Load() == "" {
+	} else if c.eng.DefaultUserNopass() {
 		c.WriteError(errAuthNotSet)
 		return
 	}
-	if !c.checkPassword(user, pass) {
-		c.eng.log.Info("failed AUTH", "id", c.ID, "addr", c.Addr)
+	if !c.authenticate(args[0], user, pass) {
 		c.WriteError(errWrongPass)
 		return
 	}
-	c.Authed = true
 	c.WriteOK()
 }
 
@@ -165,17 +151,13 @@ func cmdHello(c *Client, args [][]byte) {
 		}
 		proto = int(v)
 	}
-	var name []byte
-	setName, authOK := false, c.Authed
+	var name, user, pass []byte
+	setName, auth := false, false
 	for i := 2; i < len(args); i++ {
 		opt := strings.ToLower(string(args[i]))
 		switch {
 		case opt == "auth" && i+2 < len(args):
-			if !c.checkPassword(args[i+1], args[i+2]) {
-				c.WriteError(errWrongPass)
-				return
-			}
-			authOK = true
+			user, pass, auth = args[i+1], args[i+2], true
 			i += 2
 		case opt == "setname" && i+1 < len(args):
 			name, setName = args[i+1], true
@@ -189,7 +171,12 @@ func cmdHello(c *Client, args [][]byte) {
 			return
 		}
 	}
-	if !authOK {
+	// AUTH once every option is known to be valid, as Redis.
+	if auth && !c.authenticate(args[0], user, pass) {
+		c.WriteError(errWrongPass)
+		return
+	}
+	if !c.Authed && c.eng.defaultNeedsAuth() {
 		c.WriteError(errHelloNoAuth)
 		return
 	}

@@ -7,7 +7,9 @@
 // # Dispatch
 //
 // Client.Run looks a request up in the table (table.go), checks its arity
-// centrally, refuses it before AUTH or queues it inside MULTI, locks the
+// centrally, refuses it before AUTH or when the client's ACL user may not
+// run it (acl.go, acl_cmd.go: one flag test for a user allowed
+// everything; EXEC and redis.call check again), queues it inside MULTI, locks the
 // shards of its keys in ascending order, runs the handler, and journals
 // what it changed. Handlers validate and parse every argument before they
 // touch the keyspace, so bad input never leaves partial state; their doc

@@ -35,7 +35,6 @@ type Engine struct {
 	// Hot-path copies of mutable config, kept current by watchConfig.
 	maxBulk    atomic.Int64
 	queryLimit atomic.Int64
-	password   atomic.Pointer[string]
 
 	totalCommands atomic.Int64
 	errMu         sync.Mutex
@@ -50,6 +49,7 @@ type Engine struct {
 	monitors      monitors      // MONITOR (monitor.go)
 	pause         clientPause   // CLIENT PAUSE (clients.go)
 	decisions     decisions     // rate-limit decision counters (decisions.go)
+	acl           aclState      // users and the ACL log (acl.go, acl_cmd.go)
 }
 
 // Host is what the command layer needs of the network runtime that runs
@@ -95,6 +95,7 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 		errStats: make(map[string]int64),
 	}
 	e.watchConfig()
+	e.watchACL()
 	e.watchScripting()
 	e.initCluster()
 	e.watchObservability()
@@ -137,10 +138,6 @@ func (e *Engine) watchConfig() {
 	}{
 		{config.ProtoMaxBulkLen, func() { e.maxBulk.Store(cfg.Int(config.ProtoMaxBulkLen)) }},
 		{config.ClientQueryBufferLimit, func() { e.queryLimit.Store(cfg.Int(config.ClientQueryBufferLimit)) }},
-		{config.RequirePass, func() {
-			pw := cfg.String(config.RequirePass)
-			e.password.Store(&pw)
-		}},
 		{config.ZSetMaxListpackEntries, zset},
 		{config.ZSetMaxListpackValue, zset},
 		{config.HashMaxListpackEntries, hash},

@@ -200,6 +200,27 @@ const (
 
 	// Protocol errors: the client is told, then disconnected.
 	errMultiQueueLimit = "ERR the MULTI queue exceeds client-query-buffer-limit (%d bytes); closing connection"
+
+	// ACL (acl.c, server.c's processCommand, multi.c's execCommand,
+	// script.c's scriptVerifyACL).
+	errNoPermCmd           = "NOPERM this user has no permissions to run the '%s' command"
+	errNoPermKey           = "NOPERM this user has no permissions to access one of the keys used as arguments"
+	errNoPermChannel       = "NOPERM this user has no permissions to access one of the channels used as arguments"
+	errNoPermExec          = "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: "
+	errScriptNoPermCmd     = "The user executing the script can't run this command or subcommand"
+	errScriptNoPermKey     = "The user executing the script can't access at least one of the keys mentioned in the command arguments"
+	errScriptNoPermChannel = "The user executing the script can't publish to the channel mentioned in the command"
+	errACLUserSpaces       = "ERR Usernames can't contain spaces or null characters"
+	errACLUnmatched        = "ERR Unmatched parenthesis in acl selector starting at '%s'."
+	errACLSetuser          = "ERR Error in ACL SETUSER modifier '%s': %s"
+	errACLDelDefault       = "ERR The 'default' user cannot be removed"
+	errACLNoFile           = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
+	errACLSave             = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
+	errACLUnknownCat       = "ERR Unknown category '%s'"
+	errACLGenpass          = "ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096"
+	errACLNoUser           = "ERR User '%s' not found"
+	errACLNoCommand        = "ERR Command '%s' not found"
+	errACLSubSyntax        = "ERR unknown subcommand or wrong number of arguments for '%s'. Try ACL HELP."
 )
 
 // ErrTLSConfig is what a TLS apply function (config.OnApply) returns when

@@ -305,6 +305,9 @@ func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
 	if target.Flags&FlagNoScript != 0 {
 		return 0, errScriptNotAllowed
 	}
+	if msg := c.scriptACLRefused(target, args); msg != "" {
+		return 0, msg
+	}
 	write := target.Flags&FlagWrite != 0
 	if write {
 		if r.readOnly {

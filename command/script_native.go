@@ -45,7 +45,7 @@ func (e *Engine) watchNative() {
 // runNative runs s natively when it has a native implementation and
 // lua-native-scripts is on; it reports whether it did.
 func (c *Client) runNative(s *script, keys, argv [][]byte, readOnly bool) bool {
-	if readOnly || !c.eng.scripts.native.Load() {
+	if readOnly || !c.eng.scripts.native.Load() || !c.userOpen() { // the interpreter checks a restricted user's redis.call
 		return false
 	}
 	fn := nativeScripts[s.sha]

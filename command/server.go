@@ -199,6 +199,7 @@ var aclCategories = []string{
 	"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
 	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
 	"blocking", "dangerous", "connection", "transaction", "scripting",
+	"ratelimit", // ratekv's: CL.*, SL.*, SW.*
 }
 
 // groupCategory maps a command group (COMMAND DOCS) to the ACL category
@@ -266,9 +267,19 @@ var commandMeta = map[string]struct{ acl, tips []string }{
 	"hscan":                   {tips: []string{"nondeterministic_output"}},
 }
 
-// categories returns cmd's ACL categories (without '@') in Redis's order.
+// categories returns cmd's ACL categories (without '@') in Redis's order:
+// Redis's own for the commands it has (acl_table.go), else derived from
+// the flags, plus @ratelimit for the rate limiters.
 func (cmd *Command) categories() []string {
+	if e, ok := redisACLTable[cmd.Name]; ok {
+		return strings.Fields(e.cats)
+	}
 	want := map[string]bool{}
+	for _, p := range []string{"cl.", "sl.", "sw."} {
+		if strings.HasPrefix(cmd.Name, p) {
+			want["ratelimit"] = true
+		}
+	}
 	if cmd.Flags&FlagWrite != 0 {
 		want["write"] = true
 	}
@@ -1386,6 +1397,7 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.num("total_error_replies", s.totalErrors.Load())
 	ib.num("total_reads_processed", cs.Reads)
 	ib.num("total_writes_processed", cs.Writes)
+	infoACL(c, ib)
 }
 
 func infoReplication(c *Client, ib *infoBuilder) {

@@ -84,6 +84,16 @@ type Command struct {
 	// '|' (registerSubcommands); nil for other commands.
 	subs map[string]*Command
 
+	// ACL: the command's id in a user's bitmap, its categories (bits of
+	// aclCategoryNames), the access of its keys by rank (keyAccess), which
+	// arguments are channels, and the container of a subcommand; set by
+	// aclSetup.
+	aclID     int
+	aclCats   uint64
+	aclKeys   []uint8
+	aclChan   uint8
+	aclParent *Command
+
 	calls, usec, rejected, failed atomic.Int64
 	hist                          atomic.Pointer[latencyHist] // nil until tracked (hist.go)
 }

@@ -251,7 +251,9 @@ func cmdExec(c *Client, args [][]byte) {
 	for i, cmd := range tx.cmds {
 		cargs := tx.args[first : first+tx.nargs[i]]
 		first += tx.nargs[i]
-		c.call(cmd, cargs)
+		if !c.execACLRefused(cmd, cargs) {
+			c.call(cmd, cargs)
+		}
 		if c.CloseAfter { // a handler panicked; stop here
 			return
 		}

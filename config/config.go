@@ -39,6 +39,9 @@ var Params = []Param{
 	{Name: "port", Default: "6380", Usage: "TCP port (0 picks a free one)", Check: intRange(0, 65535)},
 	{Name: "dir", Default: "./data", Usage: "data directory (snapshots, append-only log)", Check: nonEmpty},
 	{Name: "requirepass", Default: "", Mutable: true, Usage: "password of the default user (empty: no AUTH needed)", Check: anyValue},
+	{Name: "aclfile", Default: "", Usage: "file of ACL users (user lines, as ACL SAVE writes them); not together with user directives", Check: anyValue},
+	{Name: "acllog-max-len", Default: "128", Mutable: true, Usage: "entries ACL LOG keeps (denied commands, keys, channels and failed AUTHs)", Check: intRange(0, math.MaxInt64)},
+	{Name: "acl-pubsub-default", Default: "resetchannels", Mutable: true, Usage: "channels a new ACL user may use: resetchannels (none) or allchannels", Check: oneOf("allchannels", "resetchannels")},
 	{Name: "maxclients", Default: "10000", Mutable: true, Usage: "maximum number of connected clients", Check: intRange(1, 1<<30)},
 	{Name: "timeout", Default: "0", Mutable: true, Usage: "close a client idle for this many seconds (0: never)", Check: intRange(0, 1<<31-1)},
 	{Name: "proto-max-bulk-len", Default: "512mb", Mutable: true, Usage: "largest bulk string a client may send", Check: memRange(1024, 1<<40)},
@@ -132,6 +135,8 @@ type Config struct {
 	appliers []applier
 	warnings []Warning // of the last Parse
 	file     string    // the config file the server started with (SetFile)
+
+	users [][]string // the user directives read, each its words after "user"
 
 	rewriteMu sync.Mutex // serializes Rewrite
 }

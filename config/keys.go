@@ -139,6 +139,9 @@ var (
 	RateLimitMetricsGroups     = StringKey{newKey("ratelimit-metrics-groups", kindString)}
 	MetricsPort                = IntKey{newKey("metrics-port", kindInt)}
 	MetricsBind                = StringKey{newKey("metrics-bind", kindString)}
+	ACLFile                    = StringKey{newKey("aclfile", kindString)}
+	ACLLogMaxLen               = IntKey{newKey("acllog-max-len", kindInt)}
+	ACLPubsubDefault           = StringKey{newKey("acl-pubsub-default", kindString)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the

@@ -160,6 +160,12 @@ func (p *parser) text(text, name, dir string, depth int) error {
 			continue
 		}
 		directive := strings.ToLower(words[0])
+		if directive == "user" {
+			if err := p.user(words[1:]); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			continue
+		}
 		if directive == "include" {
 			if len(words) != 2 {
 				return fmt.Errorf("%s: include takes one file name", where)
@@ -211,9 +217,36 @@ func (p *parser) include(path, dir, where string, depth int) error {
 	return nil
 }
 
+// user collects a user directive (its words after "user") for the
+// command layer, which checks and applies the rules at start (Users).
+func (p *parser) user(words []string) error {
+	if len(words) == 0 {
+		return errors.New("user needs a user name and its rules")
+	}
+	p.c.mu.Lock()
+	p.c.users = append(p.c.users, words)
+	p.c.mu.Unlock()
+	return nil
+}
+
+// Users returns the user directives of the configuration, each as its
+// words after "user": the name, then ACL rules.
+func (c *Config) Users() [][]string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return append([][]string(nil), c.users...)
+}
+
 // directive applies one directive, from a file or the command line.
 func (p *parser) directive(name, value, where, text string) error {
 	name = strings.ToLower(name)
+	if name == "user" {
+		words, ok := sdsargs.Split(value)
+		if !ok {
+			return errors.New("unbalanced quotes")
+		}
+		return p.user(words)
+	}
 	if _, ok := redisDirectives[name]; ok {
 		if _, met := p.seen[name]; !met {
 			p.order = append(p.order, name)

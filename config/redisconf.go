@@ -20,9 +20,8 @@ import (
 //     error where it would use it, or nothing changes but an operator's
 //     expectation);
 //   - refuse to start: running without it would be unsafe or surprising:
-//     a command left callable that the file hides (rename-command), users
-//     and restrictions that would not exist (user, aclfile), a server
-//     that does not follow its primary
+//     a command left callable that the file hides (rename-command), a
+//     server that does not follow its primary
 //     (replicaof) or does not fork when told to.
 //
 // A name in neither table is an error, as in Redis: a typo must not pass
@@ -96,7 +95,6 @@ const (
 	replication = "configures replication, which ratekv does not have (replicaof refuses)"
 	cluster     = "tunes Redis Cluster's bus and failover between nodes; ratekv's cluster mode is one node"
 	outgoing    = "configures TLS for outgoing connections (replication, cluster), which ratekv does not make"
-	acl         = "concerns ACL users, which ratekv does not have (user and aclfile refuse)"
 	cpuList     = "ratekv does not pin its threads to CPUs; use taskset or systemd's CPUAffinity="
 )
 
@@ -150,12 +148,6 @@ var redisDirectives = map[string]directive{
 	"locale-collate":             silent("affects only SORT, which ratekv does not have"),
 
 	// Users and commands.
-	"user": refuseAlways("ratekv has no ACL users, only the default user and requirepass: " +
-		"the users and their restrictions would not exist"),
-	"aclfile": refuseUnless("ratekv has no ACL users, only the default user and requirepass: "+
-		"the file's users and their restrictions would not exist", ""),
-	"acllog-max-len":     silent(acl),
-	"acl-pubsub-default": silent(acl),
 	"rename-command": refuseAlways("ratekv cannot rename or hide commands: " +
 		"the command this hides would stay callable under its own name"),
 	"loadmodule": refuseAlways("ratekv cannot load Redis modules: the module's commands would be missing"),

@@ -71,8 +71,6 @@ func TestRedisDirectives(t *testing.T) {
 		{conf: "replicaof 10.0.0.1 6379\n", refuse: []string{"replicaof 10.0.0.1 6379"}},
 		{conf: "slaveof 10.0.0.1 6379\n", refuse: []string{"slaveof"}},
 		{conf: "cluster-enabled yes\ncluster-node-timeout 15000\n"}, // a parameter now; the bus's tuning is ignored
-		{conf: "user alice on >pw ~* +@all\n", refuse: []string{"user alice"}},
-		{conf: "aclfile /etc/redis/users.acl\n", refuse: []string{"aclfile"}},
 		{conf: "loadmodule /usr/lib/redis/modules/x.so\n", refuse: []string{"loadmodule"}},
 		{conf: "unixsocket /run/redis.sock\n", refuse: []string{"unixsocket"}},
 		{conf: "min-replicas-to-write 1\n", refuse: []string{"min-replicas-to-write"}},
@@ -317,4 +315,18 @@ func TestTableReasons(t *testing.T) {
 			t.Errorf("%s: reason %q (a clause, without a final period)", name, why)
 		}
 	}
+}
+
+// TestUserDirectives checks that user directives, from a file and the
+// command line, reach Users word by word (quotes as redis-cli's).
+func TestUserDirectives(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "redis.conf")
+	require.NoError(t, os.WriteFile(path, []byte("user alice on \">p w\" ~rl:* +@ratelimit\nuser default on nopass\n"), 0o644))
+	c := New()
+	require.NoError(t, c.Parse([]string{path, "--user", "bob off"}))
+	require.Equal(t, [][]string{{"alice", "on", ">p w", "~rl:*", "+@ratelimit"}, {"default", "on", "nopass"}, {"bob", "off"}}, c.Users())
+	require.Error(t, New().ParseFile("user\n"))
+	require.NoError(t, c.Set("acllog-max-len", "5"))
+	require.Error(t, c.Set("acl-pubsub-default", "some"))
 }

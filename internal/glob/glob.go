@@ -56,7 +56,11 @@ const maxGlobNesting = 1000
 //     even where a match exists: Match(strings.Repeat("*?", 50000) against
 //     50000 bytes) is false, as in Redis.
 //
-// Match does not allocate and does not retain its arguments.
+// Match does not allocate and does not retain its arguments. It is not
+// inlined: inlined into another package, its flag for the recursion moves
+// to the heap (one allocation per call).
+//
+//go:noinline
 func Match(pattern, s []byte, nocase bool) bool {
 	skipLongerMatches := false
 	return stringMatch(pattern, s, nocase, &skipLongerMatches, 0)
@@ -64,7 +68,9 @@ func Match(pattern, s []byte, nocase bool) bool {
 
 // MatchString is Match for a pattern and subject held as strings, with case
 // significant (nocase false), the mode KEYS, SCAN and PSUBSCRIBE use. It does
-// not allocate.
+// not allocate (not inlined, as Match).
+//
+//go:noinline
 func MatchString(pattern, s string) bool {
 	skipLongerMatches := false
 	return stringMatch(pattern, s, false, &skipLongerMatches, 0)
