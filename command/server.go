@@ -1304,18 +1304,6 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.num("total_error_replies", s.totalErrors.Load())
 }
 
-func infoReplication(c *Client, ib *infoBuilder) {
-	_, replID := c.eng.serverIDs()
-	ib.str("role", "master")
-	ib.num("connected_slaves", 0)
-	ib.str("master_failover_state", "no-failover")
-	ib.str("master_replid", replID)
-	ib.str("master_replid2", "0000000000000000000000000000000000000000")
-	ib.num("master_repl_offset", 0)
-	ib.num("second_repl_offset", -1)
-	ib.num("repl_backlog_active", 0)
-}
-
 func infoCPU(c *Client, ib *infoBuilder) {
 	t := readCPUTimes()
 	ib.fixed("used_cpu_sys", t.sys, 6)

@@ -205,44 +205,17 @@ var redisDirectives = map[string]directive{
 	"lazyfree-lazy-user-flush":      silent(internals),
 
 	// Replication.
-	"replicaof": refuseUnless("ratekv has no replication: it would serve its own data "+
-		"instead of following the primary", "no one"),
-	"slaveof": refuseUnless("ratekv has no replication: it would serve its own data "+
-		"instead of following the primary", "no one"),
-	"min-replicas-to-write": refuseUnless("ratekv has no replicas: writes this refuses without "+
-		"enough replicas would be accepted", "0"),
-	"min-slaves-to-write": refuseUnless("ratekv has no replicas: writes this refuses without "+
-		"enough replicas would be accepted", "0"),
-	"min-replicas-max-lag":             silent(replication),
-	"min-slaves-max-lag":               silent(replication),
-	"masterauth":                       silent(replication),
-	"masteruser":                       silent(replication),
-	"repl-backlog-size":                silent(replication),
 	"repl-backlog-ttl":                 silent(replication),
 	"repl-diskless-load":               silent(replication),
 	"repl-diskless-sync":               silent(replication),
 	"repl-diskless-sync-delay":         silent(replication),
 	"repl-diskless-sync-max-replicas":  silent(replication),
 	"repl-disable-tcp-nodelay":         silent(replication),
-	"repl-ping-replica-period":         silent(replication),
-	"repl-ping-slave-period":           silent(replication),
-	"repl-timeout":                     silent(replication),
-	"replica-announce-ip":              silent(replication),
-	"replica-announce-port":            silent(replication),
-	"replica-announced":                silent(replication),
 	"replica-ignore-disk-write-errors": silent(replication),
 	"replica-ignore-maxmemory":         silent(replication),
 	"replica-lazy-flush":               silent(replication),
-	"replica-priority":                 silent(replication),
-	"replica-read-only":                silent(replication),
-	"replica-serve-stale-data":         silent(replication),
-	"slave-announce-ip":                silent(replication),
-	"slave-announce-port":              silent(replication),
 	"slave-ignore-maxmemory":           silent(replication),
 	"slave-lazy-flush":                 silent(replication),
-	"slave-priority":                   silent(replication),
-	"slave-read-only":                  silent(replication),
-	"slave-serve-stale-data":           silent(replication),
 	"propagation-error-behavior":       silent(replication),
 
 	// Cluster.

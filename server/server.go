@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"runtime"
@@ -68,6 +69,9 @@ func New(store *shards.Store, cfg *config.Config, log *slog.Logger) *Server {
 		closed:    make(chan struct{}),
 	}
 	s.Engine.SetHost(host{s})
+	s.Engine.SetDialer(func(addr string, timeout time.Duration) (io.ReadWriteCloser, error) {
+		return net.DialTimeout("tcp", addr, timeout)
+	})
 	s.watchConfig()
 	for range runtime.GOMAXPROCS(0) {
 		s.writers = append(s.writers, newReplyWriter())

@@ -1,0 +1,259 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// replPair is a primary and a replica of it, in-process, with clocks that
+// read the same time.
+type replPair struct {
+	p, r   *testServer
+	pc, rc *redis.Client
+}
+
+func newReplPair(t *testing.T, conf ...string) *replPair {
+	t.Helper()
+	p := newTestServer(t, append([]string{"dir", t.TempDir()}, conf...)...)
+	r := newTestServer(t, append([]string{"dir", t.TempDir()}, conf...)...)
+	r.clock.ns.Store(p.clock.ns.Load())
+	return &replPair{p: p, r: r, pc: p.client(t, 2), rc: r.client(t, 2)}
+}
+
+// attach makes r a replica of p and waits until it streams.
+func (rp *replPair) attach(t *testing.T) {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(rp.p.addr)
+	ctx := context.Background()
+	require.Equal(t, "OK", rp.rc.Do(ctx, "REPLICAOF", host, port).Val())
+	rp.waitLinked(t)
+}
+
+func (rp *replPair) waitLinked(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	require.Eventually(t, func() bool {
+		role, _ := rp.rc.Do(ctx, "ROLE").Slice()
+		return len(role) == 5 && role[3] == "connected"
+	}, 10*time.Second, 5*time.Millisecond, "the replica never connected")
+}
+
+// caughtUp waits until the replica's offset is the primary's.
+func (rp *replPair) caughtUp(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return infoField(t, rp.pc, "master_repl_offset") == infoField(t, rp.rc, "master_repl_offset")
+	}, 10*time.Second, 2*time.Millisecond, "the replica never caught up")
+}
+
+func infoField(t *testing.T, c *redis.Client, name string) string {
+	info := c.Info(context.Background(), "replication").Val()
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// keyspace returns every key with its DUMP and PTTL, sorted.
+func keyspace(t *testing.T, c *redis.Client) []string {
+	ctx := context.Background()
+	keys := c.Keys(ctx, "*").Val()
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		dump := c.Dump(ctx, k).Val()
+		ttl := c.PTTL(ctx, k).Val()
+		out = append(out, fmt.Sprintf("%s=%q ttl>0:%v", k, dump, ttl > 0))
+	}
+	return out
+}
+
+func fillEveryType(t *testing.T, c *redis.Client, prefix string) {
+	ctx := context.Background()
+	for _, cmd := range [][]any{
+		{"SET", prefix + "str", "hello"},
+		{"SET", prefix + "ttl", "v", "PX", "100000"},
+		{"INCRBY", prefix + "counter", "42"},
+		{"ZADD", prefix + "z", "1", "a", "2", "b"},
+		{"HSET", prefix + "h", "f", "v", "g", "w"},
+		{"RPUSH", prefix + "l", "x", "y", "z"},
+		{"CL.THROTTLE", prefix + "rl", "10", "5", "60", "1"},
+		{"MULTI"}, {"INCR", prefix + "tx1"}, {"LPUSH", prefix + "tx2", "q"}, {"EXEC"},
+	} {
+		require.NoError(t, c.Do(ctx, cmd...).Err(), "%v", cmd)
+	}
+}
+
+func TestReplicaFullSyncAndStream(t *testing.T) {
+	rp := newReplPair(t)
+	ctx := context.Background()
+	fillEveryType(t, rp.pc, "a:")
+	rp.attach(t)
+	rp.caughtUp(t)
+	require.Equal(t, keyspace(t, rp.pc), keyspace(t, rp.rc), "after the full sync")
+
+	fillEveryType(t, rp.pc, "b:")
+	for i := 0; i < 20; i++ {
+		rp.pc.Do(ctx, "CL.THROTTLE", "b:rl", "10", "5", "60", "1")
+	}
+	rp.pc.Do(ctx, "DEL", "a:str")
+	rp.caughtUp(t)
+	require.Equal(t, keyspace(t, rp.pc), keyspace(t, rp.rc), "after streaming")
+	want := rp.pc.Do(ctx, "CL.PEEK", "b:rl", "10", "5", "60").Val()
+	// The replica never ran CL.THROTTLE: its CL.PEEK reads the primary's TAT.
+	require.Equal(t, want, rp.rc.Do(ctx, "CL.PEEK", "b:rl", "10", "5", "60").Val())
+
+	// INFO and ROLE on both sides.
+	require.Equal(t, "slave", infoField(t, rp.rc, "role"))
+	require.Equal(t, "up", infoField(t, rp.rc, "master_link_status"))
+	require.Equal(t, "1", infoField(t, rp.pc, "connected_slaves"))
+	require.Regexp(t, `^ip=127\.0\.0\.1,port=\d+,state=online,offset=\d+,lag=\d+$`, infoField(t, rp.pc, "slave0"))
+	require.Equal(t, infoField(t, rp.pc, "master_replid"), infoField(t, rp.rc, "master_replid"))
+	role := rp.pc.Do(ctx, "ROLE").Val().([]any)
+	require.Equal(t, "master", role[0])
+	require.Len(t, role[2], 1)
+}
+
+func TestReplicaReadOnly(t *testing.T) {
+	rp := newReplPair(t)
+	ctx := context.Background()
+	rp.attach(t)
+	for i, tt := range []struct {
+		cmd  []any
+		want string
+	}{
+		{[]any{"SET", "k", "v"}, "READONLY You can't write against a read only replica."},
+		{[]any{"CL.THROTTLE", "k", "1", "1", "1"}, "READONLY You can't write against a read only replica."},
+		{[]any{"GET", "k"}, "redis: nil"},
+		{[]any{"WAIT", "0", "0"}, "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."},
+	} {
+		err := rp.rc.Do(ctx, tt.cmd...).Err()
+		require.Error(t, err, "step %d", i)
+		require.Equal(t, tt.want, err.Error(), "step %d", i)
+	}
+	// MULTI with a write: EXECABORT.
+	r := rp.r.raw(t)
+	require.Equal(t, "+OK\r\n", r.do("MULTI"))
+	require.Equal(t, "-READONLY You can't write against a read only replica.\r\n", r.do("SET", "k", "v"))
+	require.Equal(t, "-EXECABORT Transaction discarded because of previous errors.\r\n", r.do("EXEC"))
+	require.NoError(t, rp.rc.ConfigSet(ctx, "replica-read-only", "no").Err())
+	require.NoError(t, rp.rc.Set(ctx, "local", "1", 0).Err())
+}
+
+func TestReplicaExpiry(t *testing.T) {
+	rp := newReplPair(t)
+	ctx := context.Background()
+	rp.attach(t)
+	require.NoError(t, rp.pc.Set(ctx, "e", "v", time.Second).Err())
+	rp.caughtUp(t)
+	// The replica's clock passes the deadline: the key reads as missing,
+	// but the replica keeps it until its primary deletes it.
+	rp.r.clock.Advance(2 * time.Second)
+	require.Equal(t, redis.Nil, rp.rc.Get(ctx, "e").Err())
+	n := 0
+	rp.r.store.Lock(rp.r.store.ShardIndex([]byte("e")))
+	if rp.r.store.Peek([]byte("e"), 0) != nil {
+		n = 1
+	}
+	rp.r.store.Unlock(rp.r.store.ShardIndex([]byte("e")))
+	require.Equal(t, 1, n, "the replica deleted an expired key itself")
+	// The primary's expiry deletes it and sends the DEL.
+	rp.p.clock.Advance(2 * time.Second)
+	rp.p.store.ExpireCycle(rp.p.clock.Now()/1e6, time.Second)
+	rp.caughtUp(t)
+	rp.r.store.Lock(rp.r.store.ShardIndex([]byte("e")))
+	gone := rp.r.store.Peek([]byte("e"), 0) == nil
+	rp.r.store.Unlock(rp.r.store.ShardIndex([]byte("e")))
+	require.True(t, gone, "the primary's expiry did not reach the replica")
+}
+
+func TestReplicaPartialResync(t *testing.T) {
+	rp := newReplPair(t)
+	rp.attach(t)
+	fillEveryType(t, rp.pc, "a:")
+	rp.caughtUp(t)
+	full := infoField(t, rp.rc, "master_replid")
+	// Drop the link from the primary's side; writes go on meanwhile.
+	killReplicaLinks(rp.p)
+	fillEveryType(t, rp.pc, "b:")
+	rp.waitLinked(t)
+	rp.caughtUp(t)
+	require.Equal(t, keyspace(t, rp.pc), keyspace(t, rp.rc))
+	require.Equal(t, full, infoField(t, rp.rc, "master_replid"))
+	require.Equal(t, int64(1), rp.p.srv.repl.partials.Load(), "the reconnection was not a partial resync")
+}
+
+func killReplicaLinks(ts *testServer) {
+	r := ts.srv.repl
+	r.mu.Lock()
+	for l := range r.links {
+		l.close()
+	}
+	r.mu.Unlock()
+}
+
+func TestWait(t *testing.T) {
+	rp := newReplPair(t)
+	ctx := context.Background()
+	require.Equal(t, int64(0), rp.pc.Do(ctx, "WAIT", "0", "0").Val())
+	rp.attach(t)
+	require.NoError(t, rp.pc.Set(ctx, "k", "v", 0).Err())
+	require.Equal(t, int64(1), rp.pc.Do(ctx, "WAIT", "1", "0").Val())
+	// Two replicas wanted, one there: the timeout answers 1.
+	require.Equal(t, int64(1), rp.pc.Do(ctx, "WAIT", "2", "50").Val())
+	for i, tt := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"WAIT", "x", "0"}, "ERR value is not an integer or out of range"},
+		{[]any{"WAIT", "1", "x"}, "ERR timeout is not an integer or out of range"},
+		{[]any{"WAIT", "1", "-1"}, "ERR timeout is negative"},
+	} {
+		require.EqualError(t, rp.pc.Do(ctx, tt.args...).Err(), tt.want, "step %d", i)
+	}
+}
+
+func TestMinReplicasToWrite(t *testing.T) {
+	rp := newReplPair(t)
+	ctx := context.Background()
+	require.NoError(t, rp.pc.ConfigSet(ctx, "min-replicas-to-write", "1").Err())
+	require.Eventually(t, func() bool {
+		return rp.pc.Set(ctx, "k", "v", 0).Err() != nil
+	}, 5*time.Second, 10*time.Millisecond)
+	require.EqualError(t, rp.pc.Set(ctx, "k", "v", 0).Err(), "NOREPLICAS Not enough good replicas to write.")
+	rp.attach(t)
+	require.Eventually(t, func() bool {
+		return rp.pc.Set(ctx, "k", "v", 0).Err() == nil
+	}, 5*time.Second, 10*time.Millisecond)
+}
+
+func TestReplicaofErrors(t *testing.T) {
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	for i, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"REPLICAOF", "127.0.0.1", "x"}, "-ERR Invalid master port\r\n"},
+		{[]string{"REPLICAOF", "127.0.0.1", "70000"}, "-ERR Invalid master port\r\n"},
+		{[]string{"REPLICAOF", "NO", "ONE"}, "+OK\r\n"},
+		{[]string{"REPLCONF", "listening-port"}, "-ERR syntax error\r\n"},
+		{[]string{"REPLCONF", "foo", "bar"}, "-ERR Unrecognized REPLCONF option: foo\r\n"},
+		{[]string{"REPLCONF", "listening-port", "6380", "capa", "eof"}, "+OK\r\n"},
+		{[]string{"PSYNC", "?", "-1"}, "-" + errReplicaNotRatekv + "\r\n"},
+		{[]string{"SYNC"}, "-" + errReplicaNotRatekv + "\r\n"},
+		{[]string{"ROLE"}, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n"},
+	} {
+		require.Equal(t, tt.want, r.do(tt.args...), "step %d", i)
+	}
+}
