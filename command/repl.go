@@ -468,6 +468,15 @@ func cmdPsync(c *Client, args [][]byte) {
 	}
 	if !c.replRatekv {
 		r.refuseForeign(c)
+		if len(args) == 1 {
+			// SYNC, which a Redis replica sends after PSYNC's error: an
+			// error to it makes the replica reconnect at once, thousands
+			// of times a second. Held unanswered, it waits for its
+			// repl-timeout before it tries again.
+			c.replica = true
+			c.Handoff = holdForeign
+			return
+		}
 		c.WriteError(errReplicaNotRatekv)
 		return
 	}
@@ -497,6 +506,19 @@ func cmdPsync(c *Client, args [][]byte) {
 	}
 	c.Handoff = l.serve
 }
+
+// holdForeign keeps the link of a replica that is not ratekv open and
+// silent until it gives up (its repl-timeout) or foreignHold passes.
+func holdForeign(conn io.ReadWriteCloser, _ []byte) {
+	defer conn.Close()
+	if d, ok := conn.(deadliner); ok {
+		d.SetReadDeadline(time.Now().Add(foreignHold))
+	}
+	io.Copy(io.Discard, conn)
+}
+
+// foreignHold bounds holdForeign: past Redis's default repl-timeout.
+const foreignHold = 5 * time.Minute
 
 // refuseForeign logs a replica that is not a ratekv, at most once a minute
 // per address.

@@ -206,6 +206,12 @@ func (u *upstream) once() error {
 	if reply, err = cmd("PSYNC", id, strconv.FormatInt(off, 10)); err != nil {
 		return err
 	}
+	for reply == "" { // newlines: the primary keeps the link alive before it answers
+		u.readDeadline(conn)
+		if reply, err = readLine(br); err != nil {
+			return err
+		}
+	}
 	switch {
 	case strings.HasPrefix(reply, "+FULLRESYNC "):
 		f := strings.Fields(reply)

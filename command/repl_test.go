@@ -251,7 +251,6 @@ func TestReplicaofErrors(t *testing.T) {
 		{[]string{"REPLCONF", "foo", "bar"}, "-ERR Unrecognized REPLCONF option: foo\r\n"},
 		{[]string{"REPLCONF", "listening-port", "6380", "capa", "eof"}, "+OK\r\n"},
 		{[]string{"PSYNC", "?", "-1"}, "-" + errReplicaNotRatekv + "\r\n"},
-		{[]string{"SYNC"}, "-" + errReplicaNotRatekv + "\r\n"},
 		{[]string{"ROLE"}, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n"},
 	} {
 		require.Equal(t, tt.want, r.do(tt.args...), "step %d", i)
