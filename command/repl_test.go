@@ -135,6 +135,7 @@ func TestReplicaReadOnly(t *testing.T) {
 		{[]any{"SET", "k", "v"}, "READONLY You can't write against a read only replica."},
 		{[]any{"CL.THROTTLE", "k", "1", "1", "1"}, "READONLY You can't write against a read only replica."},
 		{[]any{"GET", "k"}, "redis: nil"},
+		{[]any{"EVAL", "return redis.call('SET', KEYS[1], 'v')", "1", "k"}, "READONLY You can't write against a read only replica. script: 219bb33e7c6773035c720850383aa2ebb63d9904, on @user_script:1."},
 		{[]any{"WAIT", "0", "0"}, "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."},
 	} {
 		err := rp.rc.Do(ctx, tt.cmd...).Err()

@@ -285,6 +285,11 @@ func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
 		if msg := c.diskError(); msg != "" {
 			return 0, "-" + msg
 		}
+		if g := c.eng.repl.gate.Load(); g != 0 && !c.replaying {
+			if msg := c.gateRefusal(target, g&^gateStale); msg != "" {
+				return 0, "-" + msg
+			}
+		}
 	}
 	if !c.heldAll && !r.lockKeys(target, args) {
 		return 0, "-" + errScriptKilled // the run is aborted: this error is never seen

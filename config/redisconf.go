@@ -22,8 +22,8 @@ import (
 //   - refuse to start: running without it would be unsafe or surprising:
 //     a command left callable that the file hides (rename-command), users
 //     and restrictions that would not exist (user, aclfile), plaintext
-//     where TLS was asked for, a server that does not follow its primary
-//     (replicaof) or does not fork when told to.
+//     where TLS was asked for, or a server that does not fork when told
+//     to.
 //
 // A name in neither table is an error, as in Redis: a typo must not pass
 // silently. maxmemory and its policy are left to the eviction work, which
@@ -93,7 +93,7 @@ func isOneOf(v string, opts []string) bool {
 // Reasons shared by several directives.
 const (
 	internals   = "tunes Redis's own machinery (encodings, allocator, background tasks), which ratekv does not have"
-	replication = "configures replication, which ratekv does not have (replicaof refuses)"
+	replication = "tunes Redis's replication (RDB transfer, lazy flushes), which ratekv's replication does not use"
 	cluster     = "takes effect only in cluster mode, which ratekv does not have (cluster-enabled yes refuses)"
 	tls         = "takes effect only with tls-port, which ratekv refuses"
 	acl         = "concerns ACL users, which ratekv does not have (user and aclfile refuse)"
