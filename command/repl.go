@@ -681,6 +681,9 @@ func (r *replication) cron() {
 				if l.state.Load() == linkOnline && now.Sub(time.Unix(0, l.ackTime.Load())) <= maxLag {
 					good++
 				}
+				if bl != nil && l.overLimit(bl.end.Load(), now) {
+					l.close()
+				}
 			}
 			r.mu.Unlock()
 			r.goodLinks.Store(good)

@@ -41,6 +41,8 @@ type replLink struct {
 	wantOff  int64  // PSYNC's offset (the next byte wanted, 1-based as Redis's)
 	state    atomic.Int32
 	ack      atomic.Int64 // REPLCONF ACK offset
+	sent     atomic.Int64 // offset up to which the stream was written (-1 before it streams)
+	softAt   time.Time    // since when it lags past the soft limit (the cron's)
 	ackTime  atomic.Int64 // Unix ns of the last ACK
 	wake     chan struct{}
 	done     chan struct{}
@@ -70,6 +72,7 @@ func (l *replLink) serve(conn io.ReadWriteCloser, unread []byte) {
 	l.id = linkIDs.Add(1)
 	l.conn, l.wake, l.done = conn, make(chan struct{}, 1), make(chan struct{})
 	l.ackTime.Store(time.Now().UnixNano())
+	l.sent.Store(-1)
 	defer conn.Close()
 
 	r.mu.Lock()
@@ -194,22 +197,8 @@ func (l *replLink) stream(w *bufio.Writer, cur cursor) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var buf []byte
-	var softSince time.Time
 	for {
-		if lag := cur.lag(); lag > replicaSoftLimit {
-			switch {
-			case lag > replicaHardLimit:
-				r.log.Warn("replica dropped: it fell behind past the output buffer's hard limit (client-output-buffer-limit replica); it will resynchronize", "replica", l.addr, "lag_bytes", lag)
-				return
-			case softSince.IsZero():
-				softSince = time.Now()
-			case time.Since(softSince) > replicaSoftTime:
-				r.log.Warn("replica dropped: it stayed behind past the output buffer's soft limit (client-output-buffer-limit replica); it will resynchronize", "replica", l.addr, "lag_bytes", lag)
-				return
-			}
-		} else {
-			softSince = time.Time{}
-		}
+		l.sent.Store(cur.pos)
 		buf = cur.read(buf[:0], 1<<20)
 		if len(buf) > 0 {
 			l.deadline()
@@ -228,6 +217,30 @@ func (l *replLink) stream(w *bufio.Writer, cur cursor) {
 			return
 		}
 	}
+}
+
+// overLimit reports whether a streaming link has fallen behind past the
+// output buffer limits (client-output-buffer-limit replica): the stream
+// not yet written to it, whatever waits in the socket aside. The cron
+// checks it, so a link blocked in a write is dropped too.
+func (l *replLink) overLimit(end int64, now time.Time) bool {
+	sent := l.sent.Load()
+	if sent < 0 {
+		return false
+	}
+	switch lag := end - sent; {
+	case lag > replicaHardLimit:
+		l.r.log.Warn("replica dropped: it fell behind past the output buffer's hard limit (client-output-buffer-limit replica); it will resynchronize", "replica", l.addr, "lag_bytes", lag)
+		return true
+	case lag <= replicaSoftLimit:
+		l.softAt = time.Time{}
+	case l.softAt.IsZero():
+		l.softAt = now
+	case now.Sub(l.softAt) > replicaSoftTime:
+		l.r.log.Warn("replica dropped: it stayed behind past the output buffer's soft limit (client-output-buffer-limit replica); it will resynchronize", "replica", l.addr, "lag_bytes", lag)
+		return true
+	}
+	return false
 }
 
 // readAcks reads what the replica sends: REPLCONF ACK offset.

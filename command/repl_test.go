@@ -257,3 +257,95 @@ func TestReplicaofErrors(t *testing.T) {
 		require.Equal(t, tt.want, r.do(tt.args...), "step %d", i)
 	}
 }
+
+// replicaOf points ts at primary p and waits until it streams.
+func replicaOf(t *testing.T, ts, p *testServer) {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(p.addr)
+	c := ts.client(t, 2)
+	require.Equal(t, "OK", c.Do(context.Background(), "REPLICAOF", host, port).Val())
+	(&replPair{p: p, r: ts, pc: p.client(t, 2), rc: c}).waitLinked(t)
+}
+
+func TestPromotionContinuesPartially(t *testing.T) {
+	ctx := context.Background()
+	p := newTestServer(t, "dir", t.TempDir())
+	r1 := newTestServer(t, "dir", t.TempDir())
+	r2 := newTestServer(t, "dir", t.TempDir())
+	replicaOf(t, r1, p)
+	replicaOf(t, r2, p)
+	pc := p.client(t, 2)
+	fillEveryType(t, pc, "a:")
+	rp1 := &replPair{p: p, r: r1, pc: pc, rc: r1.client(t, 2)}
+	rp2 := &replPair{p: p, r: r2, pc: pc, rc: r2.client(t, 2)}
+	rp1.caughtUp(t)
+	rp2.caughtUp(t)
+	old := infoField(t, pc, "master_replid")
+
+	// r1 is promoted; r2 and the old primary follow it and continue.
+	require.Equal(t, "OK", rp1.rc.Do(ctx, "REPLICAOF", "NO", "ONE").Val())
+	require.Equal(t, old, infoField(t, rp1.rc, "master_replid2"))
+	require.NoError(t, rp1.rc.Set(ctx, "after", "promotion", 0).Err())
+	replicaOf(t, r2, r1)
+	replicaOf(t, p, r1)
+	rp := &replPair{p: r1, r: r2, pc: rp1.rc, rc: rp2.rc}
+	rp.caughtUp(t)
+	(&replPair{p: r1, r: p, pc: rp1.rc, rc: pc}).caughtUp(t)
+	require.Equal(t, int64(2), r1.srv.repl.partials.Load(), "a replica resynchronized fully")
+	require.Equal(t, int64(0), r1.srv.repl.fulls.Load())
+	require.Equal(t, keyspace(t, rp1.rc), keyspace(t, rp2.rc))
+	require.Equal(t, keyspace(t, rp1.rc), keyspace(t, pc))
+}
+
+func TestOldPrimaryWithOwnWritesResyncsFully(t *testing.T) {
+	ctx := context.Background()
+	rp := newReplPair(t)
+	rp.attach(t)
+	fillEveryType(t, rp.pc, "a:")
+	rp.caughtUp(t)
+	require.Equal(t, "OK", rp.rc.Do(ctx, "REPLICAOF", "NO", "ONE").Val())
+	// The old primary wrote what the new one never had: it must not keep it.
+	require.NoError(t, rp.pc.Set(ctx, "lost", "1", 0).Err())
+	replicaOf(t, rp.p, rp.r)
+	(&replPair{p: rp.r, r: rp.p, pc: rp.rc, rc: rp.pc}).caughtUp(t)
+	require.Equal(t, int64(1), rp.r.srv.repl.fulls.Load())
+	require.Equal(t, redis.Nil, rp.pc.Get(ctx, "lost").Err())
+	require.Equal(t, keyspace(t, rp.rc), keyspace(t, rp.pc))
+}
+
+func TestBacklogOverflowResyncsFully(t *testing.T) {
+	rp := newReplPair(t, "repl-backlog-size", "16kb")
+	ctx := context.Background()
+	rp.attach(t)
+	rp.caughtUp(t)
+	rp.r.srv.PauseReplication()
+	big := strings.Repeat("x", 1000)
+	for i := 0; i < 300; i++ {
+		require.NoError(t, rp.pc.Set(ctx, fmt.Sprint("k", i), big, 0).Err())
+	}
+	rp.r.srv.ResumeReplication()
+	rp.waitLinked(t)
+	rp.caughtUp(t)
+	require.Equal(t, int64(2), rp.p.srv.repl.fulls.Load(), "the backlog cannot have held the writes")
+	require.Equal(t, keyspace(t, rp.pc), keyspace(t, rp.rc))
+}
+
+func TestReplicaOutputLimit(t *testing.T) {
+	defer func(h, s int64) { replicaHardLimit, replicaSoftLimit = h, s }(replicaHardLimit, replicaSoftLimit)
+	replicaHardLimit, replicaSoftLimit = 2<<20, 1<<20
+	ts := newTestServer(t, "dir", t.TempDir())
+	ctx := context.Background()
+	// A replica that never reads what it asked for.
+	r := ts.raw(t)
+	require.Equal(t, "+OK\r\n", r.do("REPLCONF", "capa", "ratekv"))
+	r.send(multibulk("PSYNC", "?", "-1"))
+	require.Eventually(t, func() bool { return infoField(t, ts.client(t, 2), "connected_slaves") == "1" }, 5*time.Second, time.Millisecond)
+	c := ts.client(t, 2)
+	big := strings.Repeat("x", 64<<10)
+	require.Eventually(t, func() bool {
+		for i := 0; i < 16; i++ {
+			c.Set(ctx, fmt.Sprint("k", i), big, 0)
+		}
+		return infoField(t, c, "connected_slaves") == "0"
+	}, 20*time.Second, time.Millisecond, "the replica that does not read was never dropped")
+}
