@@ -91,16 +91,17 @@ type replication struct {
 	masterHost, masterPort string // "": a primary
 	link                   *upstream
 
-	gate      atomic.Uint32 // gate bits; read on every command
-	goodLinks atomic.Int64  // replicas acknowledged within min-replicas-max-lag
-	dial      func(addr string, timeout time.Duration) (io.ReadWriteCloser, error)
-	stop      chan struct{}
-	baseOff   int64                // master_repl_offset while there is no stream
-	foreign   map[string]time.Time // non-ratekv replicas refused, by host: when last logged
-	wakes     []chan struct{}      // the streaming links (backlog.wake)
-	waits     []*waitReq           // WAITs not yet answered
-	partials  atomic.Int64         // partial resynchronizations accepted (sync_partial_ok)
-	fulls     atomic.Int64         // full resynchronizations (sync_full)
+	gate        atomic.Uint32 // gate bits; read on every command
+	goodLinks   atomic.Int64  // replicas acknowledged within min-replicas-max-lag
+	dial        func(addr string, timeout time.Duration) (io.ReadWriteCloser, error)
+	stop        chan struct{}
+	baseOff     int64                // master_repl_offset while there is no stream
+	foreign     map[string]time.Time // non-ratekv replicas refused, by host: when last logged
+	wakes       []chan struct{}      // the streaming links (backlog.wake)
+	waits       []*waitReq           // WAITs not yet answered
+	partials    atomic.Int64         // partial resynchronizations accepted (sync_partial_ok)
+	fulls       atomic.Int64         // full resynchronizations (sync_full)
+	partialErrs atomic.Int64         // PSYNCs with an id that had to resynchronize fully (sync_partial_err)
 }
 
 func newReplication(e *Engine) *replication {

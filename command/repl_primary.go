@@ -100,6 +100,9 @@ func (l *replLink) serve(conn io.ReadWriteCloser, unread []byte) {
 		fmt.Fprintf(w, "+CONTINUE %s\r\n", id)
 	} else {
 		r.fulls.Add(1)
+		if l.wantID != "?" {
+			r.partialErrs.Add(1)
+		}
 		var err error
 		if cur, err = l.fullSync(w, bl, id); err != nil {
 			r.log.Warn("full resynchronization with a replica failed", "replica", l.addr, "err", err)
@@ -141,7 +144,32 @@ func (l *replLink) fullSync(w *bufio.Writer, bl *backlog, id string) (cursor, er
 	defer os.Remove(path)
 	defer os.Remove(path + ".tmp")
 	start := time.Now()
-	size, cur, err := r.syncSnapshot(bl, path, l.done)
+	type result struct {
+		size int64
+		cur  cursor
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		size, cur, err := r.syncSnapshot(bl, path, l.done)
+		done <- result{size, cur, err}
+	}()
+	// Newlines keep the link alive while the snapshot is taken, as Redis
+	// sends them before its reply: the replica reads them as such.
+	tick := time.NewTicker(time.Second)
+	var res result
+wait:
+	for {
+		select {
+		case res = <-done:
+			break wait
+		case <-tick.C:
+			l.deadline()
+			l.conn.Write([]byte("\n"))
+		}
+	}
+	tick.Stop()
+	size, cur, err := res.size, res.cur, res.err
 	if err != nil {
 		return cursor{}, err
 	}

@@ -335,7 +335,7 @@ func (u *upstream) fullSync(conn io.ReadWriteCloser, br *bufio.Reader, id string
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := r.loadSync(path, id, off); err != nil {
+	if err := r.loadSync(u, path, id, off); err != nil {
 		return err
 	}
 	r.log.Info("full resynchronization with the primary done", "primary", u.host+":"+u.port, "snapshot_bytes", size, "offset", off)
@@ -344,9 +344,13 @@ func (u *upstream) fullSync(conn io.ReadWriteCloser, br *bufio.Reader, id string
 
 // loadSync replaces the keyspace with the snapshot at path and makes the
 // stream continue at off under replication id id.
-func (r *replication) loadSync(path, id string, off int64) error {
+func (r *replication) loadSync(u *upstream, path, id string, off int64) error {
 	e := r.eng
 	r.mu.Lock()
+	if r.link != u {
+		r.mu.Unlock()
+		return errors.New("replication was stopped or pointed elsewhere")
+	}
 	for l := range r.links { // sub-replicas resynchronize from the new data
 		l.close()
 	}
@@ -358,6 +362,10 @@ func (r *replication) loadSync(path, id string, off int64) error {
 		return fmt.Errorf("loading the primary's snapshot: %w", err)
 	}
 	r.mu.Lock()
+	if r.link != u { // promoted meanwhile: the data loaded stays, under this server's own id
+		r.mu.Unlock()
+		return errors.New("replication was stopped or pointed elsewhere")
+	}
 	r.replID, r.replID2, r.secondOff = id, zeroID, -1
 	r.bl = newBacklog(off, e.cfg.Int(config.ReplBacklogSize))
 	r.publishWakesLocked()

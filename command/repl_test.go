@@ -207,6 +207,9 @@ func TestWait(t *testing.T) {
 	rp := newReplPair(t)
 	ctx := context.Background()
 	require.Equal(t, int64(0), rp.pc.Do(ctx, "WAIT", "0", "0").Val())
+	start := time.Now()
+	require.Equal(t, int64(0), rp.pc.Do(ctx, "WAIT", "1", "100").Val())
+	require.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond, "WAIT did not wait for its timeout")
 	rp.attach(t)
 	require.NoError(t, rp.pc.Set(ctx, "k", "v", 0).Err())
 	require.Equal(t, int64(1), rp.pc.Do(ctx, "WAIT", "1", "0").Val())
@@ -348,4 +351,20 @@ func TestReplicaOutputLimit(t *testing.T) {
 		}
 		return infoField(t, c, "connected_slaves") == "0"
 	}, 20*time.Second, time.Millisecond, "the replica that does not read was never dropped")
+}
+
+func TestReplicaofConfig(t *testing.T) {
+	rp := newReplPair(t)
+	ctx := context.Background()
+	require.Equal(t, map[string]string{"replicaof": ""}, rp.rc.ConfigGet(ctx, "replicaof").Val())
+	rp.attach(t)
+	host, port, _ := net.SplitHostPort(rp.p.addr)
+	require.Equal(t, map[string]string{"replicaof": host + " " + port}, rp.rc.ConfigGet(ctx, "replicaof").Val())
+	require.Equal(t, "OK Already connected to specified master", rp.rc.Do(ctx, "REPLICAOF", host, port).Val())
+	require.EqualError(t, rp.rc.ConfigSet(ctx, "replicaof", "no one").Err(),
+		"ERR CONFIG SET failed (possibly related to argument 'replicaof') - can't set immutable config")
+	require.Equal(t, "OK", rp.rc.Do(ctx, "REPLICAOF", "NO", "ONE").Val())
+	require.Equal(t, map[string]string{"replicaof": ""}, rp.rc.ConfigGet(ctx, "replicaof").Val())
+	require.Equal(t, "master", infoField(t, rp.rc, "role"))
+	require.NoError(t, rp.rc.Set(ctx, "k", "v", 0).Err())
 }

@@ -44,7 +44,7 @@ func cmdWait(c *Client, args [][]byte) {
 	}
 	off := r.offsetLocked()
 	n := r.ackedLocked(off)
-	if n >= num || c.inExec || r.bl == nil {
+	if n >= num || c.inExec {
 		r.mu.Unlock()
 		c.WriteInt(n)
 		return
@@ -57,7 +57,9 @@ func cmdWait(c *Client, args [][]byte) {
 	bl := r.bl
 	r.mu.Unlock()
 	c.wait = w
-	bl.appendStream(getackRecord, false) // the replicas acknowledge at once
+	if bl != nil {
+		bl.appendStream(getackRecord, false) // the replicas acknowledge at once
+	}
 }
 
 // ackedLocked counts the replicas that acknowledged off. Requires r.mu.
