@@ -132,6 +132,18 @@ func (e *Engine) StartReplication() {
 	for _, k := range []config.Key{config.ReplicaReadOnly, config.ReplicaServeStaleData, config.MinReplicasToWrite, config.MinReplicasMaxLag} {
 		e.cfg.OnChange(k, func(string) { r.updateGate() })
 	}
+	for _, k := range []config.Key{config.MasterAuth, config.MasterUser} {
+		e.cfg.OnChange(k, func(string) { // retry at once with the new credentials
+			r.mu.Lock()
+			if u := r.link; u != nil {
+				select {
+				case u.kick <- struct{}{}:
+				default:
+				}
+			}
+			r.mu.Unlock()
+		})
+	}
 	e.cfg.OnChange(config.ReplBacklogSize, func(string) {
 		r.mu.Lock()
 		if r.bl != nil {

@@ -44,6 +44,7 @@ type upstream struct {
 	stop       chan struct{}
 	stopOnce   sync.Once
 	done       chan struct{} // closed when run returns
+	kick       chan struct{} // retry now (masterauth changed)
 
 	state     atomic.Int32
 	up        atomic.Bool
@@ -55,7 +56,7 @@ type upstream struct {
 }
 
 func newUpstream(r *replication, host, port string) *upstream {
-	return &upstream{r: r, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
+	return &upstream{r: r, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
 func (u *upstream) stateName() string { return upStateNames[u.state.Load()] }
@@ -110,6 +111,7 @@ func (u *upstream) run() {
 		select {
 		case <-u.stop:
 			return
+		case <-u.kick:
 		case <-time.After(backoff):
 		}
 	}

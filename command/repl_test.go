@@ -368,3 +368,22 @@ func TestReplicaofConfig(t *testing.T) {
 	require.Equal(t, "master", infoField(t, rp.rc, "role"))
 	require.NoError(t, rp.rc.Set(ctx, "k", "v", 0).Err())
 }
+
+func TestReplicaMasterauth(t *testing.T) {
+	rp := newReplPair(t)
+	ctx := context.Background()
+	require.NoError(t, rp.pc.ConfigSet(ctx, "requirepass", "secret").Err())
+	pc := redis.NewClient(&redis.Options{Addr: rp.p.addr, Password: "secret"})
+	defer pc.Close()
+	rp.pc = pc
+	host, port, _ := net.SplitHostPort(rp.p.addr)
+	require.Equal(t, "OK", rp.rc.Do(ctx, "REPLICAOF", host, port).Val())
+	require.Never(t, func() bool { return infoField(t, rp.rc, "master_link_status") == "up" }, 300*time.Millisecond, 20*time.Millisecond)
+	require.NoError(t, rp.rc.ConfigSet(ctx, "masterauth", "wrong").Err())
+	require.Never(t, func() bool { return infoField(t, rp.rc, "master_link_status") == "up" }, 300*time.Millisecond, 20*time.Millisecond)
+	require.NoError(t, rp.rc.ConfigSet(ctx, "masterauth", "secret").Err())
+	rp.waitLinked(t)
+	require.NoError(t, pc.Set(ctx, "k", "v", 0).Err())
+	rp.caughtUp(t)
+	require.Equal(t, "v", rp.rc.Get(ctx, "k").Val())
+}
