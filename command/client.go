@@ -247,7 +247,7 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 	// A replica refuses writes, a primary without enough replicas too
 	// (repl.go): one atomic load while neither is the case.
 	if g := c.eng.repl.gate.Load(); g != 0 && !c.replaying {
-		if msg := c.gateRefusal(cmd, g); msg != "" {
+		if msg := c.gateRefusal(cmd, args, g); msg != "" {
 			c.flagTx()
 			cmd.rejected.Add(1)
 			c.WriteError(msg)

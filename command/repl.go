@@ -279,9 +279,14 @@ func (r *replication) offsetLocked() int64 {
 
 // updateGate recomputes the gate bits from the role and configuration.
 func (r *replication) updateGate() {
-	cfg := r.eng.cfg
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.gateLocked()
+}
+
+// gateLocked is updateGate with r.mu held.
+func (r *replication) gateLocked() {
+	cfg := r.eng.cfg
 	var g uint32
 	if r.masterHost != "" {
 		if cfg.Bool(config.ReplicaReadOnly) {
@@ -298,7 +303,12 @@ func (r *replication) updateGate() {
 
 // gateRefusal returns the error that refuses cmd under gate bits g, or "".
 // In Redis's order (processCommand): NOREPLICAS, READONLY, MASTERDOWN.
-func (c *Client) gateRefusal(cmd *Command, g uint32) string {
+func (c *Client) gateRefusal(cmd *Command, args [][]byte, g uint32) string {
+	if cmd.subs != nil && len(args) > 1 {
+		if sub := lookupIn(cmd.subs, args[1]); sub != nil {
+			cmd = sub // CONFIG SET's flags, not CONFIG's
+		}
+	}
 	write := cmd.Flags&FlagWrite != 0 || cmd.Name == "exec" && c.tx.writes()
 	switch {
 	case g&gateNoReplicas != 0 && write:
@@ -330,13 +340,6 @@ func (r *replication) setMasterLocked(host, port string) {
 	go u.run()
 	r.log.Info("connecting to the primary", "host", host, "port", port)
 	r.gateLocked()
-}
-
-// gateLocked is updateGate with r.mu held.
-func (r *replication) gateLocked() {
-	r.mu.Unlock()
-	r.updateGate()
-	r.mu.Lock()
 }
 
 // unsetMasterLocked promotes this server (REPLICAOF NO ONE): the

@@ -387,3 +387,31 @@ func TestReplicaMasterauth(t *testing.T) {
 	rp.caughtUp(t)
 	require.Equal(t, "v", rp.rc.Get(ctx, "k").Val())
 }
+
+func TestReplicaStaleData(t *testing.T) {
+	ts := newTestServer(t, "dir", t.TempDir(), "replica-serve-stale-data", "no")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ln.Close() // nothing listens there: the link stays down
+	r := ts.raw(t)
+	require.Equal(t, "+OK\r\n", r.do("REPLICAOF", "127.0.0.1", port))
+	for i, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"GET", "k"}, "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"},
+		{[]string{"PING"}, "+PONG\r\n"},
+		{[]string{"CONFIG", "SET", "replica-serve-stale-data", "yes"}, "+OK\r\n"},
+		{[]string{"GET", "k"}, "$-1\r\n"},
+		{[]string{"PSYNC", "?", "-1"}, "-" + errReplicaNotRatekv + "\r\n"},
+		{[]string{"REPLCONF", "capa", "ratekv"}, "+OK\r\n"},
+		{[]string{"PSYNC", "?", "-1"}, "-NOMASTERLINK Can't SYNC while not connected with my master\r\n"},
+	} {
+		require.Equal(t, tt.want, r.do(tt.args...), "step %d", i)
+	}
+	role := ts.client(t, 2).Do(context.Background(), "ROLE").Val().([]any)
+	require.Equal(t, "slave", role[0])
+	require.Equal(t, int64(-1), role[4])
+	require.Equal(t, "down", infoField(t, ts.client(t, 2), "master_link_status"))
+}

@@ -286,7 +286,7 @@ func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
 			return 0, "-" + msg
 		}
 		if g := c.eng.repl.gate.Load(); g != 0 && !c.replaying {
-			if msg := c.gateRefusal(target, g&^gateStale); msg != "" {
+			if msg := c.gateRefusal(target, args, g&^gateStale); msg != "" {
 				return 0, "-" + msg
 			}
 		}
