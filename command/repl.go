@@ -97,7 +97,7 @@ type replication struct {
 	stop        chan struct{}
 	baseOff     int64                // master_repl_offset while there is no stream
 	foreign     map[string]time.Time // non-ratekv replicas refused, by host: when last logged
-	wakes       []chan struct{}      // the streaming links (backlog.wake)
+	wakes       []*waker             // the streaming links (backlog.wake)
 	waits       []*waitReq           // WAITs not yet answered
 	partials    atomic.Int64         // partial resynchronizations accepted (sync_partial_ok)
 	fulls       atomic.Int64         // full resynchronizations (sync_full)

@@ -3,6 +3,7 @@ package command
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ratekv/ratekv/persist"
 )
@@ -43,7 +44,32 @@ type backlog struct {
 	captures []*persist.Capture
 	end      atomic.Int64 // offset after the last byte: master_repl_offset
 
-	wake atomic.Pointer[[]chan struct{}] // the links to wake on an append
+	wake atomic.Pointer[[]*waker] // the links to wake on an append
+}
+
+// waker wakes a link's writer that waits for the stream to grow: an
+// append costs an atomic load per link while the writer is busy.
+type waker struct {
+	ch       chan struct{} // capacity 1
+	sleeping atomic.Bool
+}
+
+func newWaker() *waker { return &waker{ch: make(chan struct{}, 1)} }
+
+// wait blocks until the stream grows past pos (cu's), tick fires or done
+// is closed.
+func (w *waker) wait(cu *cursor, tick <-chan time.Time, done <-chan struct{}) {
+	w.sleeping.Store(true)
+	if cu.lag() > 0 { // appended meanwhile: the append may have missed the flag
+		w.sleeping.Store(false)
+		return
+	}
+	select {
+	case <-w.ch:
+	case <-tick:
+	case <-done:
+	}
+	w.sleeping.Store(false)
 }
 
 // newBacklog returns an empty backlog whose stream continues at off.
@@ -97,11 +123,13 @@ func (b *backlog) trimLocked(end int64) {
 }
 
 func (b *backlog) wakeLinks() {
-	if w := b.wake.Load(); w != nil {
-		for _, ch := range *w {
-			select {
-			case ch <- struct{}{}:
-			default:
+	if ws := b.wake.Load(); ws != nil {
+		for _, w := range *ws {
+			if w.sleeping.Load() && w.sleeping.CompareAndSwap(true, false) {
+				select {
+				case w.ch <- struct{}{}:
+				default:
+				}
 			}
 		}
 	}

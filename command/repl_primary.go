@@ -44,7 +44,7 @@ type replLink struct {
 	sent     atomic.Int64 // offset up to which the stream was written (-1 before it streams)
 	softAt   time.Time    // since when it lags past the soft limit (the cron's)
 	ackTime  atomic.Int64 // Unix ns of the last ACK
-	wake     chan struct{}
+	wake     *waker
 	done     chan struct{}
 	closeOne sync.Once
 	conn     io.ReadWriteCloser
@@ -70,7 +70,7 @@ func (l *replLink) close() {
 func (l *replLink) serve(conn io.ReadWriteCloser, unread []byte) {
 	r := l.r
 	l.id = linkIDs.Add(1)
-	l.conn, l.wake, l.done = conn, make(chan struct{}, 1), make(chan struct{})
+	l.conn, l.wake, l.done = conn, newWaker(), make(chan struct{})
 	l.ackTime.Store(time.Now().UnixNano())
 	l.sent.Store(-1)
 	defer conn.Close()
@@ -238,11 +238,11 @@ func (l *replLink) stream(w *bufio.Writer, cur cursor) {
 			}
 			continue
 		}
+		l.wake.wait(&cur, tick.C, l.done)
 		select {
-		case <-l.wake:
-		case <-tick.C:
 		case <-l.done:
 			return
+		default:
 		}
 	}
 }
@@ -322,14 +322,14 @@ func (r *replication) dropLink(l *replLink) {
 }
 
 // addWake and removeWake maintain the backlog's list of links to wake.
-func (r *replication) addWake(ch chan struct{}) {
+func (r *replication) addWake(ch *waker) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.wakes = append(r.wakes, ch)
 	r.publishWakesLocked()
 }
 
-func (r *replication) removeWake(ch chan struct{}) {
+func (r *replication) removeWake(ch *waker) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, c := range r.wakes {
@@ -345,7 +345,7 @@ func (r *replication) publishWakesLocked() {
 	if r.bl == nil {
 		return
 	}
-	w := append([]chan struct{}(nil), r.wakes...)
+	w := append([]*waker(nil), r.wakes...)
 	r.bl.wake.Store(&w)
 }
 
