@@ -185,9 +185,10 @@ func run(args []string) int {
 		srv.PauseReplication() // a replica's stream writes too
 		err := mgr.PrepareShutdown(mode)
 		if err == nil {
-			id, off := srv.ReplState()
-			if err := mgr.SaveReplState(id, off); err != nil {
-				log.Warn("cannot record the replication offset; replicas will resynchronize fully after the restart", "err", err)
+			if id, off, ok := srv.ReplState(); ok {
+				if err := mgr.SaveReplState(id, off); err != nil {
+					log.Warn("cannot record the replication offset; replicas will resynchronize fully after the restart", "err", err)
+				}
 			}
 			srv.StopReplication()
 			break

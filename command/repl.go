@@ -92,6 +92,8 @@ type replication struct {
 	link                   *upstream
 
 	gate        atomic.Uint32 // gate bits; read on every command
+	replica     atomic.Bool   // this server is a replica (masterHost set)
+	idleSince   time.Time     // since when a primary\'s stream has had no replica (the cron\'s)
 	goodLinks   atomic.Int64  // replicas acknowledged within min-replicas-max-lag
 	dial        func(addr string, timeout time.Duration) (io.ReadWriteCloser, error)
 	stop        chan struct{}
@@ -199,12 +201,14 @@ func (e *Engine) ResumeReplication() {
 	}
 }
 
-// ReplState returns the replication id and offset the keyspace is at.
-func (e *Engine) ReplState() (id string, off int64) {
+// ReplState returns the replication id and offset the keyspace is at;
+// ok is false when this server keeps no replication stream (it has had no
+// replica for repl-backlog-ttl, and is no replica).
+func (e *Engine) ReplState() (id string, off int64, ok bool) {
 	r := e.repl
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.replID, r.offsetLocked()
+	return r.replID, r.offsetLocked(), r.bl != nil
 }
 
 // RestoreReplState makes the keyspace just loaded be at replication id id
@@ -245,6 +249,7 @@ func (r *replication) attachJournalsLocked() {
 		e.store.SetExpireHook(nil)
 	}
 	e.store.KeepExpired(r.masterHost != "")
+	r.replica.Store(r.masterHost != "")
 }
 
 // expired sends the DEL of a key deleted for its deadline (the shard
@@ -256,6 +261,19 @@ func (r *replication) expired(key []byte) {
 			t.b.appendStream(journal.AppendCommand(buf[:0], bDEL, key), true)
 		}
 	}
+}
+
+// backlogTTL is Redis's repl-backlog-ttl (a variable for tests): a
+// primary without replicas for that long drops its stream, and writes go
+// back to costing nothing.
+var backlogTTL = time.Hour
+
+// dropBacklogLocked drops a primary's stream. Requires r.mu held.
+func (r *replication) dropBacklogLocked() {
+	r.baseOff = r.bl.end.Load()
+	r.bl = nil
+	r.attachJournalsLocked()
+	r.log.Info("replication backlog freed: no replica for an hour", "offset", r.baseOff)
 }
 
 // ensureBacklogLocked creates the stream at the first replica, with a new
@@ -700,6 +718,16 @@ func (r *replication) cron() {
 				if bl != nil && l.overLimit(bl.end.Load(), now) {
 					l.close()
 				}
+			}
+			if primary && bl != nil && n == 0 {
+				if r.idleSince.IsZero() {
+					r.idleSince = now
+				} else if now.Sub(r.idleSince) > backlogTTL {
+					r.dropBacklogLocked()
+					bl = nil
+				}
+			} else {
+				r.idleSince = time.Time{}
 			}
 			r.mu.Unlock()
 			r.goodLinks.Store(good)

@@ -415,3 +415,21 @@ func TestReplicaStaleData(t *testing.T) {
 	require.Equal(t, int64(-1), role[4])
 	require.Equal(t, "down", infoField(t, ts.client(t, 2), "master_link_status"))
 }
+
+func TestBacklogFreedWithoutReplicas(t *testing.T) {
+	defer func(d time.Duration) { backlogTTL = d }(backlogTTL)
+	backlogTTL = 200 * time.Millisecond
+	rp := newReplPair(t)
+	ctx := context.Background()
+	rp.attach(t)
+	require.Equal(t, "1", infoField(t, rp.pc, "repl_backlog_active"))
+	rp.r.srv.PauseReplication()
+	killReplicaLinks(rp.p)
+	require.Eventually(t, func() bool { return infoField(t, rp.pc, "repl_backlog_active") == "0" }, 5*time.Second, 10*time.Millisecond)
+	off := infoField(t, rp.pc, "master_repl_offset")
+	require.NoError(t, rp.pc.Set(ctx, "k", "v", 0).Err())
+	require.Nil(t, rp.p.srv.AttachedJournal(), "writes still go to a stream")
+	require.Equal(t, off, infoField(t, rp.pc, "master_repl_offset"))
+	_, _, ok := rp.p.srv.ReplState()
+	require.False(t, ok)
+}
