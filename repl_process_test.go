@@ -184,7 +184,14 @@ func TestReplicationForeignPeers(t *testing.T) {
 	bin, err := buildBinary()
 	require.NoError(t, err)
 	ctx := context.Background()
-	p := startNode(t, bin)
+	// A primary serving a goroutine per client hands PSYNC's connection
+	// over as its event loops do.
+	p := startNode(t, bin, "--event-loop", "no")
+	require.NoError(t, p.c.Set(ctx, "k", "v", 0).Err())
+	r := startNode(t, bin, "--replicaof", "127.0.0.1 "+p.port)
+	caughtUp(t, p, r)
+	require.Equal(t, "v", r.c.Get(ctx, "k").Val())
+	r.cmd.Process.Kill()
 
 	// redis-server as a replica of ratekv.
 	rport := freePort(t)
