@@ -238,6 +238,12 @@ func (l *replLink) stream(w *bufio.Writer, cur cursor) {
 			}
 			continue
 		}
+		if w.Buffered() > 0 { // +CONTINUE, with nothing after it yet
+			l.deadline()
+			if err := w.Flush(); err != nil {
+				return
+			}
+		}
 		l.wake.wait(&cur, tick.C, l.done)
 		select {
 		case <-l.done:

@@ -433,3 +433,22 @@ func TestBacklogFreedWithoutReplicas(t *testing.T) {
 	_, _, ok := rp.p.srv.ReplState()
 	require.False(t, ok)
 }
+
+func TestPartialResyncOfAnIdlePrimary(t *testing.T) {
+	rp := newReplPair(t)
+	rp.attach(t)
+	// The first PING goes out at once, the next in 10 s.
+	require.Eventually(t, func() bool { return infoField(t, rp.pc, "master_repl_offset") != "0" }, 5*time.Second, time.Millisecond)
+	rp.caughtUp(t)
+	killReplicaLinks(rp.p)
+	// Nothing is written: +CONTINUE alone must reach the replica.
+	require.Eventually(t, func() bool { return rp.p.srv.repl.partials.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	// The replica asked again, so it saw its link down: up again means it
+	// read the answer.
+	require.Eventually(t, func() bool {
+		r := rp.r.srv.repl
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.link != nil && r.link.up.Load()
+	}, 3*time.Second, 5*time.Millisecond, "the replica never read +CONTINUE")
+}
