@@ -3,12 +3,15 @@ package command
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/shards"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -451,4 +454,26 @@ func TestPartialResyncOfAnIdlePrimary(t *testing.T) {
 		defer r.mu.Unlock()
 		return r.link != nil && r.link.up.Load()
 	}, 3*time.Second, 5*time.Millisecond, "the replica never read +CONTINUE")
+}
+
+// TestStreamWriteAllocs: with a replication stream a write command still
+// allocates nothing (the stream's blocks aside, one per 64 KiB).
+func TestStreamWriteAllocs(t *testing.T) {
+	store := shards.New(shards.Options{Shards: 8})
+	t.Cleanup(store.Close)
+	e := NewEngine(store, config.New(), slog.New(slog.DiscardHandler))
+	e.repl.mu.Lock()
+	e.repl.ensureBacklogLocked()
+	e.repl.mu.Unlock()
+	c := &Client{eng: e, proto: 2, Authed: true, Out: make([]byte, 0, 4096)}
+	args := [][]byte{[]byte("CL.THROTTLE"), []byte("user:1"), []byte("100"), []byte("1000"), []byte("1")}
+	cmd := c.Lookup(args[0])
+	run := func() {
+		c.Run(cmd, args, nil)
+		c.Out = c.Out[:0]
+		c.Journaled = Mark{}
+	}
+	run()
+	require.Positive(t, e.repl.bl.end.Load(), "nothing reached the stream")
+	require.Less(t, testing.AllocsPerRun(1000, run), 0.1)
 }
