@@ -477,3 +477,17 @@ func TestStreamWriteAllocs(t *testing.T) {
 	require.Positive(t, e.repl.bl.end.Load(), "nothing reached the stream")
 	require.Less(t, testing.AllocsPerRun(1000, run), 0.1)
 }
+
+func TestReplicaOfAReplica(t *testing.T) {
+	p := newTestServer(t, "dir", t.TempDir())
+	r1 := newTestServer(t, "dir", t.TempDir())
+	r2 := newTestServer(t, "dir", t.TempDir())
+	pc := p.client(t, 2)
+	fillEveryType(t, pc, "a:")
+	replicaOf(t, r1, p)
+	replicaOf(t, r2, r1)
+	fillEveryType(t, pc, "b:")
+	rp2 := &replPair{p: p, r: r2, pc: pc, rc: r2.client(t, 2)}
+	rp2.caughtUp(t)
+	require.Equal(t, keyspace(t, pc), keyspace(t, rp2.rc))
+}
