@@ -27,6 +27,8 @@ package command
 import (
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,6 +128,13 @@ func (e *Engine) SetDialer(dial func(addr string, timeout time.Duration) (io.Rea
 // the replication cron. Call it once the data is loaded.
 func (e *Engine) StartReplication() {
 	r := e.repl
+	// Snapshots of full resynchronizations a crash interrupted.
+	for _, pattern := range []string{"temp-sync-*.rkv", "temp-replica-sync-*.rkv*"} {
+		old, _ := filepath.Glob(filepath.Join(e.cfg.String(config.Dir), pattern))
+		for _, f := range old {
+			os.Remove(f)
+		}
+	}
 	if host, port, ok := strings.Cut(e.cfg.String(config.ReplicaOf), " "); ok {
 		r.mu.Lock()
 		r.setMasterLocked(host, port)

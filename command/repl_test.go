@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -490,4 +492,14 @@ func TestReplicaOfAReplica(t *testing.T) {
 	rp2 := &replPair{p: p, r: r2, pc: pc, rc: r2.client(t, 2)}
 	rp2.caughtUp(t)
 	require.Equal(t, keyspace(t, pc), keyspace(t, rp2.rc))
+}
+
+func TestStartRemovesInterruptedSyncFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"temp-sync-1.rkv", "temp-replica-sync-2.rkv", "temp-replica-sync-3.rkv.tmp", "dump.rkv"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644))
+	}
+	newTestServer(t, "dir", dir)
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	require.Equal(t, []string{filepath.Join(dir, "dump.rkv")}, left)
 }
