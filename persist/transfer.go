@@ -109,10 +109,7 @@ func LoadTransfer(path string, store *shards.Store, replay func(next func() ([][
 	var keys int64
 	h := snapshotHandler{
 		key: func(key []byte, exp int64, v *shards.Value) error {
-			i := store.ShardIndex(key)
-			store.Lock(i)
-			store.Restore(key, v, exp, 0)
-			store.Unlock(i)
+			restoreKey(store, key, exp, v)
 			keys++
 			return nil
 		},
