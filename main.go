@@ -151,6 +151,9 @@ func run(args []string) int {
 		log.Error("cannot load the data; not starting", "dir", dir, "err", err)
 		return 1
 	}
+	if id, off, ok := mgr.TakeReplState(); ok {
+		srv.RestoreReplState(id, off)
+	}
 	if err := lock.Announce(srv.Addr().String()); err != nil {
 		log.Warn("cannot write the lock file", "err", err)
 	}
@@ -186,6 +189,7 @@ func run(args []string) int {
 			}
 		}
 	}()
+	srv.StartReplication()
 	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", command.Version, "shards", store.NumShards())
 
 	errc := make(chan error, 1)
@@ -223,8 +227,15 @@ func run(args []string) int {
 			}
 		}
 		srv.Pause()
+		srv.PauseReplication() // a replica's stream writes too
 		err := mgr.PrepareShutdown(mode)
 		if err == nil {
+			if id, off, ok := srv.ReplState(); ok {
+				if err := mgr.SaveReplState(id, off); err != nil {
+					log.Warn("cannot record the replication offset; replicas will resynchronize fully after the restart", "err", err)
+				}
+			}
+			srv.StopReplication()
 			break
 		}
 		if force {
@@ -233,6 +244,7 @@ func run(args []string) int {
 		}
 		log.Error("errors trying to shut down: persisting the data failed, so the server goes on with everything it holds; "+
 			"fix the cause and shut down again, or send SHUTDOWN FORCE to exit without it", "err", err)
+		srv.ResumeReplication()
 		srv.Resume()
 		if req != nil {
 			req.Refuse()

@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"fmt"
+	"go/format"
 	"os"
 	"sort"
 	"strings"
@@ -74,7 +75,9 @@ func TestACLTableMatchesRedis(t *testing.T) {
 			}
 		}
 		b.WriteString("}\n")
-		require.NoError(t, os.WriteFile("acl_table.go", []byte(b.String()), 0o644))
+		src, err := format.Source([]byte(b.String()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile("acl_table.go", src, 0o644))
 		return
 	}
 	require.Equal(t, got, redisACLTable, "acl_table.go differs from redis-server at %s: RATEKV_UPDATE_ACL_TABLE=1 regenerates it", addr)

@@ -3,6 +3,7 @@ package command
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -75,6 +76,20 @@ type Client struct {
 	// watchScanMax keys (nil before), so that WATCH finds a key it
 	// already watches without comparing it with every other.
 	watchSet map[string]struct{}
+
+	// Handoff, when set by PSYNC, takes the connection over once the
+	// batch's replies are written: the runtime stops serving it and calls
+	// Handoff with the connection and the bytes it read and did not run
+	// (see repl_primary.go).
+	Handoff func(conn io.ReadWriteCloser, unread []byte)
+	// What REPLCONF told of a replica before its PSYNC, and whether it is
+	// one (repl.go).
+	replica    bool
+	replPort   int
+	replIP     string
+	replRatekv bool
+	applyCmds  []*Command // the commands of the records applyStream applies
+	wait       *waitReq   // the WAIT the client waits for (repl_wait.go)
 
 	// CloseAfter says the connection closes once the current batch's
 	// replies are written (QUIT, CLIENT KILL of itself, a handler's panic).
@@ -274,6 +289,16 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 	// queued (before the disk's refusal, in Redis's order).
 	if c.eng.mem.maxmemory.Load() != 0 && !c.replaying && c.oomRefused(cmd) {
 		return
+	}
+	// A replica refuses writes, a primary without enough replicas too
+	// (repl.go): one atomic load while neither is the case.
+	if g := c.eng.repl.gate.Load(); g != 0 && !c.replaying {
+		if msg := c.gateRefusal(cmd, args, g); msg != "" {
+			c.flagTx()
+			cmd.rejected.Add(1)
+			c.WriteError(msg)
+			return
+		}
 	}
 	// A RESP2 client in Pub/Sub mode may send only a few commands; a
 	// write is refused for the disk first, as in Redis.
@@ -681,6 +706,10 @@ func (c *Client) Close() {
 	c.unwatchAll()
 	c.leavePubSub()
 	c.stopMonitor()
+	if w := c.wait; w != nil {
+		c.eng.repl.dropWait(w)
+		c.wait = nil
+	}
 }
 
 // Proto is the protocol the client speaks, 2 or 3 (HELLO).

@@ -30,6 +30,8 @@ type Engine struct {
 	node    atomic.Pointer[nodeid.Identity]
 
 	jr      atomic.Pointer[JournalRef] // nil: no append-only log; see SetJournal
+	aofJ    Journal                    // the append-only file SetJournal attached (guarded by repl.mu)
+	repl    *replication               // replication (repl.go)
 	persist *persist.Manager           // nil: no persistence (SAVE etc. refuse); see persist.go
 
 	// Hot-path copies of mutable config, kept current by watchConfig.
@@ -94,6 +96,7 @@ func NewEngine(store *shards.Store, cfg *config.Config, log *slog.Logger) *Engin
 		start:    time.Now(),
 		errStats: make(map[string]int64),
 	}
+	e.repl = newReplication(e)
 	e.watchConfig()
 	e.watchACL()
 	e.watchScripting()

@@ -65,6 +65,20 @@ const (
 	errSubcmdSyntax     = "ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
 	errLatencyNoSamples = "ERR No samples available for event '%s'"
 
+	// Replication (repl.go).
+	errReadOnlyReplica      = "READONLY You can't write against a read only replica."
+	errNoReplicas           = "NOREPLICAS Not enough good replicas to write."
+	errMasterDown           = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+	errNoMasterLink         = "NOMASTERLINK Can't SYNC while not connected with my master"
+	errSyncPendingOutput    = "ERR SYNC and PSYNC are invalid with pending output"
+	errReplicaofFromReplica = "ERR Command is not valid when client is a replica."
+	errInvalidMasterPort    = "ERR Invalid master port"
+	errReplconfUnknown      = "ERR Unrecognized REPLCONF option: %s"
+	errReplconfIP           = "ERR REPLCONF ip-address provided by replica instance is too long: %s"
+	errReplicaNotRatekv     = "ERR ratekv replicates only to ratekv replicas: this replica did not send REPLCONF capa ratekv (a Redis replica expects an RDB stream, which ratekv does not produce)"
+	errWaitReplica          = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."
+	errTimeoutNegative      = "ERR timeout is negative"
+
 	// Server commands (server.go).
 	errConfigDuplicate   = "duplicate parameter"                                    // the reason in errConfigSet
 	errAOFStart          = "Unable to turn on AOF. Check server logs."              // the reason in errConfigSet, Redis's (config.c updateAppendonly)

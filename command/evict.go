@@ -307,6 +307,9 @@ func evictionTimeLimit(tenacity int64) time.Duration {
 // c is the client whose command waits for it, so that its reply waits for
 // the DELs' journal too. The caller holds no shard.
 func (e *Engine) performEvictions(c *Client) int {
+	if e.repl.replica.Load() {
+		return evictOK // a replica's keyspace is its primary's (Redis's replica-ignore-maxmemory yes)
+	}
 	r := e.evictSlice(c, evictionTimeLimit(e.mem.tenacity.Load()), &c.evictBuf)
 	if r == evictRunning {
 		e.startEvictionJob()

@@ -112,6 +112,10 @@ func serveEngine(t testing.TB, eng *Engine, store *shards.Store, clock *fakeCloc
 	ts := &testServer{srv: eng, store: store, clock: clock, addr: ln.Addr().String(), cfg: cfg, ln: ln,
 		conns: map[int64]*testConn{}, shutdowns: make(chan *ShutdownRequest, 64)}
 	eng.SetHost(ts)
+	eng.SetDialer(func(addr string, timeout time.Duration) (io.ReadWriteCloser, error) {
+		return net.DialTimeout("tcp", addr, timeout)
+	})
+	eng.StartReplication()
 	go ts.acceptAll()
 	t.Cleanup(ts.stop)
 	return ts
@@ -151,6 +155,7 @@ func (ts *testServer) stop() {
 		c.nc.Close()
 	}
 	ts.mu.Unlock()
+	ts.srv.StopReplication()
 	ts.wg.Wait()
 }
 
@@ -204,14 +209,27 @@ func (ts *testServer) serve(c *testConn) {
 				c.Out = append(c.Out, "-"+perr+"\r\n"...)
 				c.CloseAfter = true
 			}
-			if c.Shutdown == nil || c.CloseAfter {
+			if c.Handoff != nil {
+				// PSYNC: the connection is a replica's link now.
+				h := c.Handoff
+				c.Handoff = nil
+				ts.writeOut(c)
+				unread := append([]byte(nil), buf[used:]...)
+				ts.mu.Lock()
+				delete(ts.conns, c.ID)
+				ts.mu.Unlock()
+				c.Close()
+				h(c.nc, unread)
+				return
+			}
+			if !c.Blocked() || c.CloseAfter {
 				break
 			}
-			// SHUTDOWN: nothing more runs until main decides.
+			// SHUTDOWN, WAIT: nothing more runs until they end.
 			ts.writeOut(c)
 			select {
-			case <-c.Shutdown.Decided():
-				c.ShutdownOutcome()
+			case <-c.Unblocked():
+				c.BlockOutcome()
 			case <-time.After(10 * time.Second):
 				return
 			}
@@ -336,7 +354,7 @@ func (c *Client) dispatch(args [][]byte) { c.dispatchCmd(c.Lookup(args[0]), args
 // protocol error that stopped it.
 func runRequests(c *Client, buf []byte) (used int, perr string) {
 	var args [][]byte
-	for used < len(buf) && !c.CloseAfter && c.Shutdown == nil {
+	for used < len(buf) && !c.CloseAfter && !c.Blocked() && c.Handoff == nil {
 		a, m, perr, _ := resp.ParseRequest(buf[used:], args, resp.Limits{MaxBulk: c.eng.MaxBulk(), Authed: c.Authed})
 		args = a
 		if perr != "" || m == 0 {

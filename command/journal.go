@@ -127,15 +127,24 @@ type JournalRef struct {
 // detaches. Called while serving, it applies to every write command that
 // locks its shards afterwards (see the file comment).
 func (s *Engine) SetJournal(j Journal) {
+	s.repl.mu.Lock()
+	defer s.repl.mu.Unlock()
+	s.aofJ = j
+	s.repl.attachJournalsLocked()
+}
+
+// newJournalRef returns a new attachment of j (nil: none), whose records
+// are durable when aof's are (aof is j, or the file a teeJournal j writes
+// to, or nil).
+func newJournalRef(j, aof Journal) *JournalRef {
 	if j == nil {
-		s.jr.Store(nil)
-		return
+		return nil
 	}
 	r := &JournalRef{j: j}
-	r.outage, _ = j.(outageJournal) // once, not per event-loop turn
-	r.pending, _ = j.(pendingJournal)
-	r.memory, _ = j.(memoryJournal)
-	s.jr.Store(r)
+	r.outage, _ = aof.(outageJournal) // once, not per event-loop turn
+	r.pending, _ = aof.(pendingJournal)
+	r.memory, _ = aof.(memoryJournal)
+	return r
 }
 
 // Sync makes the records up to seq as durable as the policy demands (see

@@ -316,6 +316,11 @@ func (r *scriptRun) call(args [][]byte) (mark int, msg string) {
 		if msg := c.diskError(); msg != "" {
 			return 0, "-" + msg
 		}
+		if g := c.eng.repl.gate.Load(); g != 0 && !c.replaying {
+			if msg := c.gateRefusal(target, args, g&^gateStale); msg != "" {
+				return 0, "-" + msg
+			}
+		}
 	}
 	if c.eng.cluster {
 		if msg := r.checkSlots(target, args); msg != "" {

@@ -1383,6 +1383,9 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.fixed("instantaneous_input_kbps", s.stats.rate(metricNetIn)/1024, 2)
 	ib.fixed("instantaneous_output_kbps", s.stats.rate(metricNetOut)/1024, 2)
 	ib.num("rejected_connections", cs.Rejected)
+	ib.num("sync_full", s.repl.fulls.Load())
+	ib.num("sync_partial_ok", s.repl.partials.Load())
+	ib.num("sync_partial_err", s.repl.partialErrs.Load())
 	ib.num("expired_keys", ks.ExpiredKeys)
 	ib.fixed("expired_stale_perc", ks.ExpiredStale*100, 2)
 	ib.num("expired_time_cap_reached_count", ks.ExpireTimeCapped)
@@ -1398,18 +1401,6 @@ func infoStats(c *Client, ib *infoBuilder) {
 	ib.num("total_reads_processed", cs.Reads)
 	ib.num("total_writes_processed", cs.Writes)
 	infoACL(c, ib)
-}
-
-func infoReplication(c *Client, ib *infoBuilder) {
-	_, replID := c.eng.serverIDs()
-	ib.str("role", "master")
-	ib.num("connected_slaves", 0)
-	ib.str("master_failover_state", "no-failover")
-	ib.str("master_replid", replID)
-	ib.str("master_replid2", "0000000000000000000000000000000000000000")
-	ib.num("master_repl_offset", 0)
-	ib.num("second_repl_offset", -1)
-	ib.num("repl_backlog_active", 0)
 }
 
 func infoCPU(c *Client, ib *infoBuilder) {

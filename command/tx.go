@@ -205,22 +205,13 @@ func cmdExec(c *Client, args [][]byte) {
 			all = true
 			break
 		}
-		c.keyBuf = cmd.keyIndexes(cargs, c.keyBuf[:0])
-		for _, k := range c.keyBuf {
-			held = shards.AddLockOrder(held, st.ShardIndex(cargs[k]))
-		}
+		held = c.addKeyShards(held, cmd, cargs)
 	}
 	for _, w := range c.watching {
 		held = shards.AddLockOrder(held, st.ShardIndex(w.key))
 	}
 	tx.held = held
-	if all {
-		st.LockAll()
-	} else {
-		for _, s := range held {
-			st.Lock(s)
-		}
-	}
+	lockShards(st, all, held)
 	now := st.Now()
 	nowMs := now / 1e6
 	for _, w := range c.watching {
@@ -264,6 +255,28 @@ func cmdExec(c *Client, args [][]byte) {
 	}
 	if over {
 		c.WriteError(sprintf(errExecTooBig, maxReplyBytes>>20))
+	}
+}
+
+// addKeyShards adds the shards of cmd's keys in args to held, in lock
+// order.
+func (c *Client) addKeyShards(held []int, cmd *Command, args [][]byte) []int {
+	st := c.eng.store
+	c.keyBuf = cmd.keyIndexes(args, c.keyBuf[:0])
+	for _, k := range c.keyBuf {
+		held = shards.AddLockOrder(held, st.ShardIndex(args[k]))
+	}
+	return held
+}
+
+// lockShards locks every shard (all), or those of held.
+func lockShards(st *shards.Store, all bool, held []int) {
+	if all {
+		st.LockAll()
+		return
+	}
+	for _, s := range held {
+		st.Lock(s)
 	}
 }
 

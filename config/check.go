@@ -263,3 +263,19 @@ func oneAddress(v string) (string, error) {
 	}
 	return v, nil
 }
+
+// replicaOf checks a replicaof value: "host port", or "" (also "no one"
+// and "NO ONE") for a primary.
+func replicaOf(v string) (string, error) {
+	f := strings.Fields(v)
+	if len(f) == 0 || len(f) == 2 && strings.EqualFold(f[0], "no") && strings.EqualFold(f[1], "one") {
+		return "", nil
+	}
+	if len(f) != 2 {
+		return "", errors.New(`must be "host port" or "no one"`)
+	}
+	if p, err := strconv.Atoi(f[1]); err != nil || p < 0 || p > 65535 {
+		return "", errors.New("the port must be an integer from 0 to 65535")
+	}
+	return f[0] + " " + f[1], nil
+}

@@ -108,6 +108,20 @@ var Params = []Param{
 	{Name: "ratelimit-metrics-groups", Default: "", Mutable: true, Usage: `glob patterns (space separated, at most 32) that group the keys of rate-limit decisions in INFO ratelimit and /metrics: a key counts in the first group it matches, else in "other"`, Check: metricsGroupsCheck},
 	{Name: "metrics-port", Default: "0", Mutable: true, Usage: "serve Prometheus metrics over HTTP at /metrics on this port (0: off)", Check: intRange(0, 65535)},
 	{Name: "metrics-bind", Default: "127.0.0.1", Mutable: true, Usage: "address the metrics endpoint listens on (one)", Check: oneAddress},
+	{Name: "replicaof", Alias: "slaveof", Default: "", Usage: `"host port": start as a replica of that primary ("": a primary; REPLICAOF changes it at run time)`, Check: replicaOf},
+	{Name: "replica-read-only", Alias: "slave-read-only", Default: "yes", Mutable: true, Usage: "a replica refuses writes from its clients (-READONLY)", Check: yesNo},
+	{Name: "replica-serve-stale-data", Alias: "slave-serve-stale-data", Default: "yes", Mutable: true, Usage: "a replica whose link to its primary is down still answers reads (no: -MASTERDOWN)", Check: yesNo},
+	{Name: "replica-priority", Alias: "slave-priority", Default: "100", Mutable: true, Usage: "Sentinel promotes replicas of lower priority first (0: never)", Check: intRange(0, math.MaxInt32)},
+	{Name: "replica-announced", Default: "yes", Mutable: true, Usage: "Sentinel lists this replica (INFO replication's replica_announced)", Check: yesNo},
+	{Name: "replica-announce-ip", Alias: "slave-announce-ip", Default: "", Mutable: true, Usage: "address a replica tells its primary to announce (\"\": the connection's)", Check: anyValue},
+	{Name: "replica-announce-port", Alias: "slave-announce-port", Default: "0", Mutable: true, Usage: "port a replica tells its primary to announce (0: the one it listens on)", Check: intRange(0, 65535)},
+	{Name: "masterauth", Default: "", Mutable: true, Usage: "password a replica authenticates with to its primary", Check: anyValue},
+	{Name: "masteruser", Default: "", Mutable: true, Usage: "user name a replica authenticates with to its primary (\"\": AUTH with the password alone)", Check: anyValue},
+	{Name: "repl-backlog-size", Default: "1mb", Mutable: true, Usage: "bytes of the replication stream kept for replicas that reconnect (a partial resynchronization)", Check: memRange(16*1024, 1<<40)},
+	{Name: "repl-timeout", Default: "60", Mutable: true, Usage: "seconds of silence after which a replication link is dropped", Check: intRange(1, math.MaxInt32)},
+	{Name: "repl-ping-replica-period", Alias: "repl-ping-slave-period", Default: "10", Mutable: true, Usage: "seconds between the primary's PINGs to its replicas", Check: intRange(1, math.MaxInt32)},
+	{Name: "min-replicas-to-write", Alias: "min-slaves-to-write", Default: "0", Mutable: true, Usage: "refuse writes (-NOREPLICAS) unless this many replicas acknowledged within min-replicas-max-lag (0: never refuse)", Check: intRange(0, math.MaxInt32)},
+	{Name: "min-replicas-max-lag", Alias: "min-slaves-max-lag", Default: "10", Mutable: true, Usage: "seconds since its last acknowledgement within which a replica counts for min-replicas-to-write", Check: intRange(0, math.MaxInt32)},
 }
 
 // Lookup returns the parameter named name (case-insensitive).

@@ -355,3 +355,26 @@ func TestOneAddress(t *testing.T) {
 		}
 	}
 }
+
+func TestReplicaOfValues(t *testing.T) {
+	for i, tt := range []struct{ in, want, err string }{
+		{"", "", ""},
+		{"no one", "", ""},
+		{"NO ONE", "", ""},
+		{"10.0.0.1   6379", "10.0.0.1 6379", ""},
+		{"10.0.0.1", "", `must be "host port" or "no one"`},
+		{"10.0.0.1 x", "", "the port must be an integer from 0 to 65535"},
+		{"10.0.0.1 65536", "", "the port must be an integer from 0 to 65535"},
+	} {
+		got, err := replicaOf(tt.in)
+		if tt.err != "" {
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("step %d: %q: have %v, want %s", i, tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("step %d: %q: have %q, %v, want %q", i, tt.in, got, err, tt.want)
+		}
+	}
+}

@@ -142,6 +142,20 @@ var (
 	ACLFile                    = StringKey{newKey("aclfile", kindString)}
 	ACLLogMaxLen               = IntKey{newKey("acllog-max-len", kindInt)}
 	ACLPubsubDefault           = StringKey{newKey("acl-pubsub-default", kindString)}
+	ReplicaOf                  = StringKey{newKey("replicaof", kindString)}
+	ReplicaReadOnly            = BoolKey{newKey("replica-read-only", kindBool)}
+	ReplicaServeStaleData      = BoolKey{newKey("replica-serve-stale-data", kindBool)}
+	ReplicaPriority            = IntKey{newKey("replica-priority", kindInt)}
+	ReplicaAnnounced           = BoolKey{newKey("replica-announced", kindBool)}
+	ReplicaAnnounceIP          = StringKey{newKey("replica-announce-ip", kindString)}
+	ReplicaAnnouncePort        = IntKey{newKey("replica-announce-port", kindInt)}
+	MasterAuth                 = StringKey{newKey("masterauth", kindString)}
+	MasterUser                 = StringKey{newKey("masteruser", kindString)}
+	ReplBacklogSize            = IntKey{newKey("repl-backlog-size", kindInt)}
+	ReplTimeout                = IntKey{newKey("repl-timeout", kindInt)}
+	ReplPingPeriod             = IntKey{newKey("repl-ping-replica-period", kindInt)}
+	MinReplicasToWrite         = IntKey{newKey("min-replicas-to-write", kindInt)}
+	MinReplicasMaxLag          = IntKey{newKey("min-replicas-max-lag", kindInt)}
 )
 
 // SaveRule is one save rule: snapshot once Seconds have passed since the

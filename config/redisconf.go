@@ -20,9 +20,8 @@ import (
 //     error where it would use it, or nothing changes but an operator's
 //     expectation);
 //   - refuse to start: running without it would be unsafe or surprising:
-//     a command left callable that the file hides (rename-command), a
-//     server that does not follow its primary
-//     (replicaof) or does not fork when told to.
+//     a command left callable that the file hides (rename-command), or
+//     a server that does not fork when told to.
 //
 // A name in neither table is an error, as in Redis: a typo must not pass
 // silently. maxmemory and its policy are left to the eviction work, which
@@ -92,7 +91,7 @@ func isOneOf(v string, opts []string) bool {
 // Reasons shared by several directives.
 const (
 	internals   = "tunes Redis's own machinery (encodings, allocator, background tasks), which ratekv does not have"
-	replication = "configures replication, which ratekv does not have (replicaof refuses)"
+	replication = "tunes Redis's replication (RDB transfer, lazy flushes), which ratekv's replication does not use"
 	cluster     = "tunes Redis Cluster's bus and failover between nodes; ratekv's cluster mode is one node"
 	outgoing    = "configures TLS for outgoing connections (replication, cluster), which ratekv does not make"
 	cpuList     = "ratekv does not pin its threads to CPUs; use taskset or systemd's CPUAffinity="
@@ -191,44 +190,17 @@ var redisDirectives = map[string]directive{
 	"lazyfree-lazy-user-flush":      silent(internals),
 
 	// Replication.
-	"replicaof": refuseUnless("ratekv has no replication: it would serve its own data "+
-		"instead of following the primary", "no one"),
-	"slaveof": refuseUnless("ratekv has no replication: it would serve its own data "+
-		"instead of following the primary", "no one"),
-	"min-replicas-to-write": refuseUnless("ratekv has no replicas: writes this refuses without "+
-		"enough replicas would be accepted", "0"),
-	"min-slaves-to-write": refuseUnless("ratekv has no replicas: writes this refuses without "+
-		"enough replicas would be accepted", "0"),
-	"min-replicas-max-lag":             silent(replication),
-	"min-slaves-max-lag":               silent(replication),
-	"masterauth":                       silent(replication),
-	"masteruser":                       silent(replication),
-	"repl-backlog-size":                silent(replication),
 	"repl-backlog-ttl":                 silent(replication),
 	"repl-diskless-load":               silent(replication),
 	"repl-diskless-sync":               silent(replication),
 	"repl-diskless-sync-delay":         silent(replication),
 	"repl-diskless-sync-max-replicas":  silent(replication),
 	"repl-disable-tcp-nodelay":         silent(replication),
-	"repl-ping-replica-period":         silent(replication),
-	"repl-ping-slave-period":           silent(replication),
-	"repl-timeout":                     silent(replication),
-	"replica-announce-ip":              silent(replication),
-	"replica-announce-port":            silent(replication),
-	"replica-announced":                silent(replication),
 	"replica-ignore-disk-write-errors": silent(replication),
 	"replica-ignore-maxmemory":         silent(replication),
 	"replica-lazy-flush":               silent(replication),
-	"replica-priority":                 silent(replication),
-	"replica-read-only":                silent(replication),
-	"replica-serve-stale-data":         silent(replication),
-	"slave-announce-ip":                silent(replication),
-	"slave-announce-port":              silent(replication),
 	"slave-ignore-maxmemory":           silent(replication),
 	"slave-lazy-flush":                 silent(replication),
-	"slave-priority":                   silent(replication),
-	"slave-read-only":                  silent(replication),
-	"slave-serve-stale-data":           silent(replication),
 	"propagation-error-behavior":       silent(replication),
 
 	// Cluster.

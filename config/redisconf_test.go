@@ -68,12 +68,9 @@ func TestRedisDirectives(t *testing.T) {
 		{conf: "daemonize yes\n", refuse: []string{"line 1: daemonize yes: ratekv does not fork"}},
 		{conf: "daemonize yes\nsupervised auto\n", refuse: []string{"daemonize yes"}},
 		{conf: "rename-command CONFIG \"\"\n", refuse: []string{`rename-command CONFIG "": ratekv cannot rename`}},
-		{conf: "replicaof 10.0.0.1 6379\n", refuse: []string{"replicaof 10.0.0.1 6379"}},
-		{conf: "slaveof 10.0.0.1 6379\n", refuse: []string{"slaveof"}},
 		{conf: "cluster-enabled yes\ncluster-node-timeout 15000\n"}, // a parameter now; the bus's tuning is ignored
 		{conf: "loadmodule /usr/lib/redis/modules/x.so\n", refuse: []string{"loadmodule"}},
 		{conf: "unixsocket /run/redis.sock\n", refuse: []string{"unixsocket"}},
-		{conf: "min-replicas-to-write 1\n", refuse: []string{"min-replicas-to-write"}},
 		{conf: "daemonize yes\nport 1\nloadmodule /x.so\nhz 5\n", refuse: []string{"line 1: daemonize", "line 3: loadmodule"}},
 		{conf: "daemonize yes\ndatabases 16\n", refuse: []string{"daemonize"}, warn: []string{"databases"}},
 		// The value in force decides: a later line or option wins.

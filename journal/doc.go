@@ -1,5 +1,5 @@
 // Package journal is the effect record: what a write leaves in the
-// append-only log, and what replication will ship. The command layer
+// append-only log, and what replication ships. The command layer
 // encodes records (AppendCommand, AppendSet, AppendSetInt, the Multi and
 // Exec framing of a transaction), package persist stores them and reads
 // them back (Reader, TxReader), telling a clean end, a torn tail and

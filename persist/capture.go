@@ -35,6 +35,7 @@ import (
 	"runtime"
 
 	"github.com/ratekv/ratekv/journal"
+	"github.com/ratekv/ratekv/shards"
 )
 
 const (
@@ -93,7 +94,16 @@ func (m *Manager) writeSnapshot(ctx context.Context, path string, background boo
 // Replayed without the key, a ZADD would recreate it without its deadline
 // and an EXPIRE would find nothing, and the key would be lost.
 func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background bool, aof *AOF) ([]uint64, error) {
-	st := m.store
+	var lastSeq func() uint64
+	if aof != nil {
+		lastSeq = aof.LastSeq
+	}
+	return captureShards(ctx, m.store, w, background, lastSeq)
+}
+
+// captureShards is capture on st, reading the log's last sequence number
+// with lastSeq (nil: no log).
+func captureShards(ctx context.Context, st *shards.Store, w *snapshotWriter, background bool, lastSeq func() uint64) ([]uint64, error) {
 	cuts := make([]uint64, st.NumShards())
 	var buf []byte
 	for i := range cuts {
@@ -103,8 +113,8 @@ func (m *Manager) capture(ctx context.Context, w *snapshotWriter, background boo
 		var n int
 		st.Lock(i)
 		buf, n = st.AppendShard(buf[:0], i, 0) // live at 0: every key
-		if aof != nil {
-			cuts[i] = aof.LastSeq()
+		if lastSeq != nil {
+			cuts[i] = lastSeq()
 		}
 		st.Unlock(i)
 		if n > 0 {
@@ -147,11 +157,17 @@ func (m *Manager) journaling(aof *AOF) bool {
 // record after it, since the records after it must rebuild every shard
 // captured after it. Otherwise it is a mixed record like any other.
 func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64, whole bool) error {
+	return writeTail(w, m.store, c, cuts, whole, m.opts.Keys, m.opts.Resets)
+}
+
+// writeTail is Manager.writeTail for st, with the record functions of
+// Options.
+func writeTail(w *snapshotWriter, st *shards.Store, c *Capture, cuts []uint64, whole bool,
+	keys func(args [][]byte, dst []int) ([]int, bool), resets func(args [][]byte) bool) error {
 	var keep []byte
 	n := 0
 	var args [][]byte
 	var idx []int
-	st := m.store
 	// A reset (FLUSHALL) between the captures of two shards: from it on,
 	// every record goes to the tail (see the file comment).
 	reset := false
@@ -181,8 +197,8 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64, whole 
 				continue
 			}
 			all := true
-			if m.opts.Keys != nil {
-				idx, all = m.opts.Keys(args, idx[:0])
+			if keys != nil {
+				idx, all = keys(args, idx[:0])
 				all = all || len(idx) == 0
 			}
 			before, after := false, false
@@ -197,7 +213,7 @@ func (m *Manager) writeTail(w *snapshotWriter, c *Capture, cuts []uint64, whole 
 				}
 			}
 			switch {
-			case before && after && whole && m.opts.Resets != nil && m.opts.Resets(args):
+			case before && after && whole && resets != nil && resets(args):
 				reset = true
 				keep = append(keep, one...)
 				n++

@@ -59,6 +59,7 @@
 // no copy of, until a rewrite has replaced the file; see aof.go. A write
 // whose record cannot be made durable gets no reply (its connection
 // closes). Snapshots are written to a temporary file, fsynced, renamed and
-// the directory fsynced; see capture.go for how they are taken without
+// the directory fsynced (a replica's full resynchronization takes and
+// loads one too: transfer.go); see capture.go for how they are taken without
 // stopping traffic and rewrite.go for how the log is rewritten.
 package persist

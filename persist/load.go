@@ -173,10 +173,7 @@ func (m *Manager) loadSnapshotFile(path string) error {
 		// command.Engine.Replay).
 		// purgeExpired deletes the rest once everything is loaded.
 		key: func(key []byte, exp int64, v *shards.Value) error {
-			i := store.ShardIndex(key)
-			store.Lock(i)
-			store.Restore(key, v, exp, 0)
-			store.Unlock(i)
+			restoreKey(store, key, exp, v)
 			m.loadedKeys++
 			return nil
 		},
@@ -197,6 +194,14 @@ func (m *Manager) loadSnapshotFile(path string) error {
 		return err
 	}
 	return nil
+}
+
+// restoreKey puts a snapshot's key into store, its shard locked.
+func restoreKey(store *shards.Store, key []byte, exp int64, v *shards.Value) {
+	i := store.ShardIndex(key)
+	store.Lock(i)
+	store.Restore(key, v, exp, 0)
+	store.Unlock(i)
 }
 
 // replayFile replays incremental file i of the manifest. A torn tail of

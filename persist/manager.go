@@ -120,6 +120,7 @@ type Manager struct {
 	loadedKeys      int64
 	loadedExpired   int64
 	replayed        int64 // log records run at start-up
+	savedAtShutdown bool  // PrepareShutdown took the final snapshot (SaveReplState)
 }
 
 // Open loads the persisted data into opts.Store (which must be empty) and

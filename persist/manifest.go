@@ -208,12 +208,26 @@ func manifestRenamed(err error) bool {
 // writeManifest replaces the manifest at path durably. See renamedError
 // for the one failure after which the new manifest is in place.
 func writeManifest(path string, m *manifest) error {
+	renamed, err := replaceFile(path, m.encode(), manifestDirSync)
+	if err != nil {
+		err = fmt.Errorf("writing manifest %s: %w", path, err)
+		if renamed {
+			return &renamedError{err}
+		}
+	}
+	return err
+}
+
+// replaceFile replaces path with data durably: path.tmp written, fsynced,
+// renamed over path, and the directory fsynced with dirSync. renamed
+// says the new file is in place (only the directory's fsync failed).
+func replaceFile(path string, data []byte, dirSync func(string) error) (renamed bool, err error) {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = f.Write(m.encode())
+	_, err = f.Write(data)
 	if err == nil {
 		err = fullSync(f)
 	}
@@ -223,14 +237,9 @@ func writeManifest(path string, m *manifest) error {
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
-	if err == nil {
-		if err = manifestDirSync(filepath.Dir(path)); err != nil {
-			return &renamedError{fmt.Errorf("writing manifest %s: %w", path, err)}
-		}
-	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("writing manifest %s: %w", path, err)
+		return false, err
 	}
-	return nil
+	return true, dirSync(filepath.Dir(path))
 }

@@ -70,6 +70,7 @@ func (m *Manager) PrepareShutdown(mode SaveMode) error {
 		err := m.saveDump(context.Background(), false)
 		m.mu.Lock()
 		m.saving = false
+		m.savedAtShutdown = err == nil
 		m.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("final snapshot: %w", err)

@@ -63,11 +63,12 @@ type Conn struct {
 
 	// woken: Wake asked a goroutine connection, waiting in a read, to
 	// write what was published to it (see readGoroutine).
-	woken atomic.Bool
+	woken  atomic.Bool
 	sockFD int // the socket's descriptor when accepted, for CLIENT LIST
 	// held says runBuffered stopped at a request CLIENT PAUSE holds back
 	// (command.Client.Postponed): the runtime runs it once woken.
-	held bool
+	held       bool
+	handedOver bool // the connection is a replica's link now (handOver)
 }
 
 const (
@@ -104,6 +105,10 @@ func (c *Conn) serve() {
 		if c.CloseAfter || c.srv.closing.Load() {
 			return
 		}
+		if c.Handoff != nil {
+			c.handOver()
+			return
+		}
 		if c.pending {
 			continue // the rest of the batch, its replies written
 		}
@@ -118,9 +123,9 @@ func (c *Conn) serve() {
 			}
 			continue
 		}
-		if c.Shutdown != nil {
+		if c.Blocked() {
 			select {
-			case <-c.Shutdown.Decided():
+			case <-c.Unblocked():
 				if c.killReq.Load() || c.hungUp() {
 					return // killed or gone meanwhile: what it sent after SHUTDOWN never runs
 				}
@@ -162,8 +167,8 @@ func (c *Conn) serve() {
 // not wait for: see serve and enterTurn).
 func (c *Conn) runBuffered() bool {
 	c.pending = false
-	if c.Shutdown != nil && !c.ShutdownOutcome() {
-		return true // what it sent after SHUTDOWN waits for the outcome
+	if c.Blocked() && !c.BlockOutcome() || c.Handoff != nil {
+		return true // what it sent after SHUTDOWN or WAIT waits for the outcome
 	}
 	for c.r < c.w {
 		if c.waiting && c.part.Incomplete(c.buf[c.r:c.w], resp.Limits{MaxBulk: c.srv.MaxBulk(), Authed: c.Authed}) {
@@ -228,8 +233,8 @@ func (c *Conn) runBuffered() bool {
 		if c.CloseAfter {
 			return false
 		}
-		if c.Shutdown != nil {
-			break // SHUTDOWN: nothing more runs unless it is refused
+		if c.Blocked() || c.Handoff != nil {
+			break // SHUTDOWN, WAIT: nothing more runs until they end; PSYNC: nothing more at all
 		}
 		if len(c.Out) >= flushAt {
 			// The loop (or serve) writes the replies, and runs the
@@ -431,6 +436,9 @@ func (c *Conn) write(b []byte) (int, error) {
 }
 
 func (c *Conn) close() {
+	if c.handedOver {
+		return // handOver removed it
+	}
 	c.Client.Close()
 	if c.loop != nil {
 		c.closeSocket()
@@ -548,4 +556,28 @@ func (c *Conn) prefetch() bool {
 	clear(keys)
 	c.touchKeys = keys[:0]
 	return len(c.pre) > 0
+}
+
+// handOver gives the connection to c.Handoff (after PSYNC: the primary's
+// side of a replica's link) with the bytes read and not run, and forgets
+// it. Its replies are written.
+func (c *Conn) handOver() {
+	h := c.Handoff
+	c.Handoff = nil
+	unread := append([]byte(nil), c.buf[c.r:c.w]...)
+	c.r = c.w
+	nc := c.nc
+	if c.loop != nil {
+		var err error
+		if nc, err = c.loop.release(c); err != nil {
+			c.srv.log.Warn("cannot hand a replica's connection over", "id", c.ID, "addr", c.Addr, "err", err)
+			c.Client.Close()
+			c.srv.removeConn(c)
+			return
+		}
+	}
+	c.handedOver = true
+	c.Client.Close()
+	c.srv.removeConn(c)
+	go h(nc, unread)
 }

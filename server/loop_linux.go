@@ -678,6 +678,13 @@ func (l *eventLoop) runTurn() {
 		if c.CloseAfter {
 			continue // QUIT, a protocol error: writeOut closes c once its replies are out
 		}
+		if c.Handoff != nil {
+			if !c.waitOut {
+				delete(l.conns, c.fd)
+				c.handOver()
+			}
+			continue
+		}
 		if c.pending && !c.waitOut {
 			l.again = append(l.again, c)
 		}
@@ -741,7 +748,7 @@ func (l *eventLoop) unparkAll(done []unpark) {
 			case c.killReq.Load() || c.CloseAfter && !c.waitOut:
 				l.drop(c)
 			case c.CloseAfter:
-			case (c.pending || c.Shutdown != nil || c.PushesWaiting()) && !c.waitOut:
+			case (c.pending || c.Blocked() || c.PushesWaiting()) && !c.waitOut:
 				l.again = append(l.again, c) // a SHUTDOWN refused meanwhile poked it in vain
 			}
 		}
@@ -788,10 +795,10 @@ func (l *eventLoop) writeOut(c *Conn) bool {
 		}
 		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_MOD, c.fd, &ev)
 		c.waitOut = want
-		if !want && (c.pending || c.Shutdown != nil || c.PushesWaiting()) {
+		if !want && (c.pending || c.Blocked() || c.PushesWaiting() || c.Handoff != nil) {
 			// Requests left over from before it stalled, its
-			// SHUTDOWN's outcome, or messages published meanwhile
-			// (poked while it stalled).
+			// SHUTDOWN's outcome, messages published meanwhile or a
+			// replica's handoff (poked while it stalled).
 			l.schedule(c)
 		}
 	}
@@ -854,6 +861,18 @@ func (c *Conn) writeSome() error {
 		c.Out = append(c.Out[:0], c.Out[n:]...)
 	}
 	return err
+}
+
+// release takes c's socket out of the loop and returns it as a net.Conn
+// of its own (handOver).
+func (l *eventLoop) release(c *Conn) (net.Conn, error) {
+	fd := c.fd
+	syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, fd, nil)
+	delete(l.conns, fd)
+	c.fd = -1
+	f := os.NewFile(uintptr(fd), "replica")
+	defer f.Close()
+	return net.FileConn(f)
 }
 
 // closeSocket closes c's descriptor (event-loop mode; loop goroutine).

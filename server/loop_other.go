@@ -29,3 +29,5 @@ func (c *Conn) poke() {}
 func (c *Conn) readSome([]byte) (int, error) { return 0, errors.New("no event loop") }
 func (c *Conn) writeSome() error             { return errors.New("no event loop") }
 func (c *Conn) closeSocket()                 {}
+
+func (l *eventLoop) release(*Conn) (net.Conn, error) { return nil, errors.New("no event loop") }

@@ -3,6 +3,7 @@ package shards
 import (
 	"math"
 	"runtime"
+	"sync/atomic"
 	"time"
 )
 
@@ -167,6 +168,9 @@ func (s *Store) expireBatchLocked(sh *Shard, nowMs int64, ttl *ttlSample) (steps
 		}
 		sampled++
 		if e.expireAt <= nowMs {
+			if fn := s.exp.hook.Load(); fn != nil {
+				(*fn)(sh.keyOf(e))
+			}
 			sh.removeEntry(sh.keyOf(e), e, -1)
 			expired++
 		} else {
@@ -255,6 +259,31 @@ func (s *Store) PauseExpiry(paused bool) { s.expireOff.Store(paused) }
 // ExpiryPaused reports whether PauseExpiry paused the active expiry.
 func (s *Store) ExpiryPaused() bool { return s.expireOff.Load() }
 
+// expiryCtl is what a replicated store changes in expiry: on a primary a
+// hook that sees every key deleted for its deadline, on a replica no
+// deletion at all.
+type expiryCtl struct {
+	hook atomic.Pointer[func(key []byte)]
+	keep atomic.Bool
+}
+
+// SetExpireHook makes the active expiry, and lookups that find a key past
+// its deadline, call fn with the key before they delete it, with the
+// key's shard held (nil: none). A primary tells its replicas (a DEL). fn
+// may run on several goroutines at once.
+func (s *Store) SetExpireHook(fn func(key []byte)) {
+	if fn == nil {
+		s.exp.hook.Store(nil)
+		return
+	}
+	s.exp.hook.Store(&fn)
+}
+
+// KeepExpired stops (true) or resumes deleting keys for their deadline,
+// by the active expiry and by lookups: a replica deletes keys only when
+// its primary says so. Keys past their deadline still read as missing.
+func (s *Store) KeepExpired(keep bool) { s.exp.keep.Store(keep) }
+
 // StartExpiry starts the background active-expiry loop; Close stops it.
 func (s *Store) StartExpiry() {
 	if s.stopExpire != nil {
@@ -274,7 +303,7 @@ func (s *Store) StartExpiry() {
 				if s.wall != nil {
 					s.wall.recalibrate()
 				}
-				if s.expireOff.Load() {
+				if s.expireOff.Load() || s.exp.keep.Load() {
 					continue
 				}
 				hook := s.expireHook.Load()

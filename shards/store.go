@@ -38,6 +38,7 @@ type Store struct {
 	expireOff  atomic.Bool                         // PauseExpiry
 	expireDone chan struct{}
 	yield      atomic.Pointer[func()] // see SetYield
+	exp        expiryCtl              // see SetExpireHook and KeepExpired
 
 	keysApprox atomic.Int64 // keys at the last active-expiry tick; see KeysApprox
 	// Expiry cycle statistics (Stats): the float64 bits of the stale
@@ -58,6 +59,7 @@ type Shard struct {
 	table
 	idx        uint32        // the shard's index in the store, part of its references
 	live       *atomic.Int64 // the store's Live counter
+	exp        *expiryCtl    // the store's
 	volatile   int           // keys with a deadline
 	expireNext uint32        // next entry id the active expiry cycle looks at
 	watched    map[string]*watchState
@@ -98,6 +100,7 @@ func New(opts Options) *Store {
 	for i := range s.shards {
 		s.shards[i].idx = uint32(i)
 		s.shards[i].live = &s.live
+		s.shards[i].exp = &s.exp
 	}
 	return s
 }
@@ -267,6 +270,12 @@ func (s *Store) DropExpired(key []byte, nowMs int64) {
 // passed, for a command that looked it up: counted as expired, as a change
 // (dirty) and for the journal (Fresh). Requires sh.mu held.
 func (sh *Shard) reclaim(key []byte, e *Entry, p int) {
+	if sh.exp.keep.Load() {
+		return // a replica: its primary deletes the key (KeepExpired)
+	}
+	if fn := sh.exp.hook.Load(); fn != nil {
+		(*fn)(key)
+	}
 	sh.removeEntry(key, e, p)
 	sh.expiredKeys.Add(1)
 	sh.fresh++

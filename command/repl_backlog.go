@@ -1,0 +1,270 @@
+package command
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratekv/ratekv/persist"
+)
+
+// The replication stream and its backlog.
+//
+// The stream is what replicas apply: the journal's effect records (the
+// append-only file's records, see journal.go), with the primary's PINGs
+// and REPLCONF GETACKs between them, as Redis's replication stream is its
+// AOF's commands. Its offset counts bytes, as Redis's master_repl_offset.
+//
+// It is kept in a chain of fixed-size blocks. The backlog is the chain's
+// last repl-backlog-size bytes, from which a replica that reconnects
+// continues (+CONTINUE); a replica's link reads the chain from its own
+// position (a cursor), so a replica that lags holds the blocks it has not
+// sent yet, and only those, until it catches up or is dropped
+// (replicaHardLimit). Blocks are appended under the backlog's mutex, with
+// the writing command's shard locks held (as the append-only file's
+// records); readers read the bytes below the published end without it.
+
+const blockSize = 64 << 10
+
+// block is one piece of the stream: data holds the bytes from offset off.
+type block struct {
+	off  int64
+	next atomic.Pointer[block]
+	data [blockSize]byte
+}
+
+// backlog is the replication stream of one server. Safe for concurrent
+// use.
+type backlog struct {
+	mu       sync.Mutex
+	head     *block // oldest block kept for partial resynchronizations
+	tail     *block
+	size     int64  // repl-backlog-size
+	seq      uint64 // effect records appended (the captures' sequence numbers)
+	captures []*persist.Capture
+	end      atomic.Int64 // offset after the last byte: master_repl_offset
+
+	wake atomic.Pointer[[]*waker] // the links to wake on an append
+}
+
+// waker wakes a link's writer that waits for the stream to grow: an
+// append costs an atomic load per link while the writer is busy.
+type waker struct {
+	ch       chan struct{} // capacity 1
+	sleeping atomic.Bool
+}
+
+func newWaker() *waker { return &waker{ch: make(chan struct{}, 1)} }
+
+// wait blocks until the stream grows past pos (cu's), tick fires or done
+// is closed.
+func (w *waker) wait(cu *cursor, tick <-chan time.Time, done <-chan struct{}) {
+	w.sleeping.Store(true)
+	if cu.lag() > 0 { // appended meanwhile: the append may have missed the flag
+		w.sleeping.Store(false)
+		return
+	}
+	select {
+	case <-w.ch:
+	case <-tick:
+	case <-done:
+	}
+	w.sleeping.Store(false)
+}
+
+// newBacklog returns an empty backlog whose stream continues at off.
+func newBacklog(off, size int64) *backlog {
+	b := &backlog{size: size}
+	b.head = &block{off: off}
+	b.tail = b.head
+	b.end.Store(off)
+	return b
+}
+
+// appendStream adds rec to the stream: effect records (effects true, which
+// snapshots capture) or a PING or REPLCONF GETACK.
+func (b *backlog) appendStream(rec []byte, effects bool) {
+	b.mu.Lock()
+	if effects {
+		b.seq++
+		for _, c := range b.captures {
+			c.Add(rec)
+		}
+	}
+	off := b.end.Load()
+	for len(rec) > 0 {
+		t := b.tail
+		used := off - t.off
+		if used == blockSize {
+			nb := &block{off: off}
+			t.next.Store(nb)
+			b.tail, t, used = nb, nb, 0
+			b.trimLocked(off)
+		}
+		n := copy(t.data[used:], rec)
+		rec = rec[n:]
+		off += int64(n)
+	}
+	b.end.Store(off)
+	b.mu.Unlock()
+	b.wakeLinks()
+}
+
+// trimLocked lets go of the blocks the backlog no longer needs. Requires
+// b.mu held.
+func (b *backlog) trimLocked(end int64) {
+	for b.head != b.tail {
+		next := b.head.next.Load()
+		if end-next.off < b.size {
+			return
+		}
+		b.head = next
+	}
+}
+
+func (b *backlog) wakeLinks() {
+	if ws := b.wake.Load(); ws != nil {
+		for _, w := range *ws {
+			if w.sleeping.Load() && w.sleeping.CompareAndSwap(true, false) {
+				select {
+				case w.ch <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+// setSize changes repl-backlog-size.
+func (b *backlog) setSize(n int64) {
+	b.mu.Lock()
+	b.size = n
+	b.trimLocked(b.end.Load())
+	b.mu.Unlock()
+}
+
+// span returns the offsets of the first byte held and of the end.
+func (b *backlog) span() (start, end int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.head.off, b.end.Load()
+}
+
+// cursorAt returns a cursor at off, and false when the backlog does not
+// hold the stream from there.
+func (b *backlog) cursorAt(off int64) (cursor, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if off < b.head.off || off > b.end.Load() {
+		return cursor{}, false
+	}
+	blk := b.head
+	for off-blk.off >= blockSize && blk != b.tail {
+		blk = blk.next.Load()
+	}
+	return cursor{b: b, blk: blk, pos: off}, true
+}
+
+// LastSeq, BeginCapture and EndCapture make the backlog a
+// persist.CaptureLog, for a full resynchronization's snapshot
+// (syncCapture).
+func (b *backlog) LastSeq() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.seq
+}
+
+func (b *backlog) BeginCapture(limit int) *persist.Capture {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := persist.NewCapture(b.seq+1, limit)
+	b.captures = append(b.captures, c)
+	return c
+}
+
+// endCapture stops c and returns its last sequence number and a cursor
+// after its last record.
+func (b *backlog) endCapture(c *persist.Capture) (uint64, cursor) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, x := range b.captures {
+		if x == c {
+			b.captures = append(b.captures[:i], b.captures[i+1:]...)
+			break
+		}
+	}
+	return b.seq, cursor{b: b, blk: b.tail, pos: b.end.Load()}
+}
+
+// cursor is a reader's position in the stream. The zero cursor is not
+// usable. A cursor is not safe for concurrent use.
+type cursor struct {
+	b   *backlog
+	blk *block
+	pos int64
+}
+
+// read appends to dst the stream from the cursor on, at most max bytes,
+// and advances the cursor.
+func (cu *cursor) read(dst []byte, max int) []byte {
+	end := cu.b.end.Load()
+	for cu.pos < end && len(dst) < max {
+		if cu.pos-cu.blk.off == blockSize {
+			cu.blk = cu.blk.next.Load()
+		}
+		hi := min(end, cu.blk.off+blockSize, cu.pos+int64(max-len(dst)))
+		dst = append(dst, cu.blk.data[cu.pos-cu.blk.off:hi-cu.blk.off]...)
+		cu.pos = hi
+	}
+	return dst
+}
+
+// lag is how many bytes of the stream the cursor has not read.
+func (cu *cursor) lag() int64 { return cu.b.end.Load() - cu.pos }
+
+// syncCapture is the backlog as a persist.CaptureLog for one snapshot: it
+// keeps the cursor after the last record of the capture that ended last,
+// where the replica's stream begins.
+type syncCapture struct {
+	b   *backlog
+	cur cursor
+}
+
+func (s *syncCapture) LastSeq() uint64 { return s.b.LastSeq() }
+
+func (s *syncCapture) BeginCapture(limit int) *persist.Capture { return s.b.BeginCapture(limit) }
+
+func (s *syncCapture) EndCapture(c *persist.Capture) (uint64, error) {
+	seq, cur := s.b.endCapture(c)
+	s.cur = cur
+	return seq, persist.CaptureErr(c)
+}
+
+// teeJournal is the journal of a server with a replication stream: every
+// record goes to the append-only file (when on) and to the stream.
+type teeJournal struct {
+	aof Journal // nil: appendonly no
+	b   *backlog
+}
+
+func (t *teeJournal) Append(rec []byte) uint64 {
+	t.b.appendStream(rec, true)
+	if t.aof != nil {
+		return t.aof.Append(rec)
+	}
+	return 1 // no file to wait for (see Mark: 0 would mean nothing journaled)
+}
+
+func (t *teeJournal) Sync(seq uint64) error {
+	if t.aof != nil {
+		return t.aof.Sync(seq)
+	}
+	return nil
+}
+
+func (t *teeJournal) Err() error {
+	if t.aof != nil {
+		return t.aof.Err()
+	}
+	return nil
+}
