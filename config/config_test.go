@@ -378,3 +378,28 @@ func TestReplicaOfValues(t *testing.T) {
 		}
 	}
 }
+
+// A directive of several words takes the arguments up to the next option,
+// as on Redis's command line; others take one, so a file may follow.
+func TestParseMultiWordArgs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.conf")
+	if err := os.WriteFile(path, []byte("maxclients 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := New()
+	if err := c.Parse([]string{"--port", "7002", path, "--replicaof", "10.0.0.1", "6379",
+		"--save", "900", "1", "300", "10", "--bind", "127.0.0.1", "::1", "--timeout", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"port": "7002", "maxclients": "7", "replicaof": "10.0.0.1 6379", "save": "900 1 300 10",
+		"bind": "127.0.0.1 ::1", "timeout": "5",
+	} {
+		if have := get(c, name); have != want {
+			t.Errorf("%s: have %q, want %q", name, have, want)
+		}
+	}
+	if err := New().Parse([]string{"--port", "7002", "7003"}); err == nil || !strings.Contains(err.Error(), "7003") {
+		t.Errorf("--port 7002 7003: %v", err)
+	}
+}

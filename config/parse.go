@@ -91,6 +91,15 @@ func (c *Config) Parse(args []string) error {
 			} else {
 				i++
 				value = args[i]
+				// As Redis's command line, the words of a directive that
+				// takes several run to the next option:
+				// --replicaof 10.0.0.1 6379, --save 900 1 300 10.
+				if multiWord[strings.ToLower(name)] {
+					for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+						i++
+						value += " " + args[i]
+					}
+				}
 			}
 		}
 		if strings.EqualFold(name, "include") {
@@ -107,6 +116,15 @@ func (c *Config) Parse(args []string) error {
 		}
 	}
 	return p.finish()
+}
+
+// multiWord are the directives whose value is several words, which the
+// command line takes as separate arguments, as Redis's does. Other options
+// take one argument, so that a config file may follow them.
+var multiWord = map[string]bool{
+	"bind": true, "save": true, "replicaof": true, "slaveof": true, "user": true,
+	"client-output-buffer-limit": true, "rename-command": true, "tls-protocols": true,
+	"ratelimit-metrics-groups": true, "latency-tracking-info-percentiles": true,
 }
 
 // ParseFile applies the lines of a config file in redis.conf syntax, as
