@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# bench/repl.sh — throughput of a primary with 0 and with N replicas
+# attached, ratekv against redis-server, and the replication lag under
+# that load.
+#
+# Each round runs every (server, replicas, workload, pipeline) cell on
+# fresh processes, in an order that alternates between rounds: the primary
+# pinned to $SERVER_CORE (ratekv with GOMAXPROCS=1), its replicas and the
+# load generator to $CLIENT_CORE, the replicas at nice $REPLICA_NICE so
+# that the load generator goes first: on a 2-core machine this stands in
+# for replicas on machines of their own, for both servers alike (their
+# lag shows what they could not keep up with).
+# After each run with replicas it reads the primary's and the replicas'
+# offsets (the lag, in bytes, while the load still runs) and times
+# `WAIT 1 0` on an idle connection. It prints per-round numbers and the
+# medians: ratekv with N replicas against ratekv alone, and against
+# redis-server with N replicas.
+#
+# Environment (defaults in brackets):
+#   WORKLOADS ["throttle set"]  (throttle: ratekv CL.THROTTLE, redis gcra.lua)
+#   PIPELINES ["1 32"]  REPLICAS [2]  ROUNDS [5]  DURATION [5s]  WARMUP [1s]
+#   CONNS [50]  KEYS [100000]  SERVER_CORE [0]  CLIENT_CORE [1]  REPLICA_NICE [19]
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORKLOADS=${WORKLOADS:-"throttle set"}
+PIPELINES=${PIPELINES:-"1 32"}
+REPLICAS=${REPLICAS:-2}
+ROUNDS=${ROUNDS:-5}
+DURATION=${DURATION:-5s}
+WARMUP=${WARMUP:-1s}
+CONNS=${CONNS:-50}
+KEYS=${KEYS:-100000}
+SERVER_CORE=${SERVER_CORE:-0}
+CLIENT_CORE=${CLIENT_CORE:-1}
+REPLICA_NICE=${REPLICA_NICE:-19}
+LOG_PREFIX=repl
+SERVERS="ratekv redis"
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+build_tools
+((HAVE_RATEKV)) || die "$RATEKV_NOTE"
+
+PIDS=()
+stop_all() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	PIDS=()
+}
+trap 'stop_all; cleanup' EXIT
+
+port() { "$TMP/loadgen" -free-port; }
+
+# pin CORE CMD...: runs CMD on CORE when pinning is available.
+pin() {
+	local core=$1
+	shift
+	if ((PIN)); then taskset -c "$core" "$@"; else "$@"; fi
+}
+
+# start SERVER PORT CORE [replicaof-port]: one process on a fresh directory.
+start() {
+	local dir
+	dir=$(mktemp -d "$TMP/d.XXXXXX")
+	local of=() nice=()
+	[[ -n ${4:-} ]] && of=(--replicaof 127.0.0.1 "$4") nice=(nice -n "$REPLICA_NICE")
+	if [[ $1 == ratekv ]]; then
+		GOMAXPROCS=1 pin "$3" "${nice[@]}" "$TMP/ratekv" --bind 127.0.0.1 --port "$2" --dir "$dir" \
+			--save '' --appendonly no --loglevel warning "${of[@]}" >"$dir/log" 2>&1 &
+	else
+		pin "$3" "${nice[@]}" redis-server --bind 127.0.0.1 --port "$2" --dir "$dir" \
+			--save '' --appendonly no --loglevel warning "${of[@]}" >"$dir/log" 2>&1 &
+	fi
+	PIDS+=($!)
+	for _ in $(seq 100); do
+		redis-cli -p "$2" ping >/dev/null 2>&1 && return
+		sleep 0.05
+	done
+	die "$1 on port $2 did not start"
+}
+
+field() { redis-cli -p "$1" info replication | tr -d '\r' | sed -n "s/^$2://p"; }
+
+# cell SERVER REPLICAS WORKLOAD PIPELINE: prints "ops/s lag_bytes wait_us".
+cell() {
+	local primary wl lag="-" wait="-" json ops
+	primary=$(port)
+	start "$1" "$primary" "$SERVER_CORE"
+	for _ in $(seq "$2"); do start "$1" "$(port)" "$CLIENT_CORE" "$primary"; done
+	if (($2)); then
+		for _ in $(seq 100); do
+			[[ $(field "$primary" connected_slaves) == "$2" ]] && break
+			sleep 0.1
+		done
+		[[ $(field "$primary" connected_slaves) == "$2" ]] || die "$1: replicas did not connect"
+	fi
+	wl=$3
+	[[ $3 == throttle ]] && { [[ $1 == ratekv ]] && wl=throttle_cell || wl=throttle_lua; }
+	pin "$CLIENT_CORE" "$TMP/loadgen" -addr "127.0.0.1:$primary" -workload "$wl" -pipeline "$4" -duration "$DURATION" \
+		-warmup "$WARMUP" -conns "$CONNS" -keys "$KEYS" -json >"$TMP/out.json" 2>/dev/null &
+	local lg=$!
+	if (($2)); then
+		# The lag in the middle of the measured run: the primary's offset less
+		# the slowest replica's.
+		sleep "$(python3 -c "import re,sys; d=lambda s: float(re.sub('[a-z]+$','',s)) * (0.001 if s.endswith('ms') else 1); print(d('$WARMUP') + d('$DURATION') / 2)")"
+		lag=$(redis-cli -p "$primary" info replication | tr -d '\r' | python3 -c '
+import re, sys
+text = sys.stdin.read()
+mo = int(re.search(r"master_repl_offset:(\d+)", text).group(1))
+offs = [int(x) for x in re.findall(r"slave\d+:.*?offset=(\d+)", text)]
+print(mo - min(offs) if offs else "-")')
+	fi
+	wait "$lg" || true
+	if (($2)); then
+		wait=$(python3 - "$primary" <<'EOF'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"SET repl:probe 1\r\n"); s.recv(64)
+t = time.perf_counter()
+s.sendall(b"WAIT 1 0\r\n"); s.recv(64)
+print(round((time.perf_counter() - t) * 1e6))
+EOF
+)
+	fi
+	ops=$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["ops_per_sec"]))' "$TMP/out.json" 2>/dev/null || echo 0)
+	stop_all
+	echo "$ops $lag $wait"
+}
+
+declare -A ops
+echo "$ROUNDS rounds of $DURATION, $CONNS conns, $KEYS keys, $REPLICAS replicas; primary on core $SERVER_CORE, replicas and load on core $CLIENT_CORE"
+echo
+echo "| round | server | replicas | workload | pipeline | ops/s | lag bytes | WAIT 1 0 µs |"
+echo "|---:|---|---:|---|---:|---:|---:|---:|"
+cells=()
+for s in ratekv redis; do for n in 0 "$REPLICAS"; do for w in $WORKLOADS; do for p in $PIPELINES; do
+	cells+=("$s $n $w $p")
+done; done; done; done
+for r in $(seq "$ROUNDS"); do
+	order=("${cells[@]}")
+	((r % 2)) || mapfile -t order < <(printf '%s\n' "${cells[@]}" | tac)
+	for c in "${order[@]}"; do
+		read -r s n w p <<<"$c"
+		read -r o lag wait <<<"$(cell "$s" "$n" "$w" "$p" || echo "0 - -")"
+		o=${o:-0}
+		ops[$c]+="$o "
+		echo "| $r | $s | $n | $w | $p | $o | $lag | $wait |"
+	done
+done
+
+med() { python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1:] if float(x) > 0]; print(statistics.median(v) if v else 0)" "$@"; }
+echo
+echo "| workload | pipeline | ratekv $REPLICAS replicas / ratekv alone | ratekv / redis, both with $REPLICAS replicas |"
+echo "|---|---:|---:|---:|"
+for w in $WORKLOADS; do for p in $PIPELINES; do
+	own=() vs=()
+	read -ra r0 <<<"${ops[ratekv 0 $w $p]}"
+	read -ra rn <<<"${ops[ratekv $REPLICAS $w $p]}"
+	read -ra dn <<<"${ops[redis $REPLICAS $w $p]}"
+	for i in "${!r0[@]}"; do
+		own+=("$(python3 -c "print(${rn[$i]:-0}/max(${r0[$i]:-0},1))")")
+		vs+=("$(python3 -c "print(${rn[$i]:-0}/max(${dn[$i]:-0},1))")")
+	done
+	printf '| %s | %s | %.3f | %.3f |\n' "$w" "$p" "$(med "${own[@]}")" "$(med "${vs[@]}")"
+done; done
