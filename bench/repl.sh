@@ -55,7 +55,9 @@ port() { "$TMP/loadgen" -free-port; }
 pin() {
 	local core=$1
 	shift
-	if ((PIN)); then taskset -c "$core" "$@"; else "$@"; fi
+	# exec: run in the background (&), the subshell becomes the server, so
+	# that its pid ($!) is the server's.
+	if ((PIN)); then exec taskset -c "$core" "$@"; else exec "$@"; fi
 }
 
 # start SERVER PORT CORE [replicaof-port]: one process on a fresh directory.
