@@ -196,3 +196,27 @@ func BenchmarkDispatchCluster(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDispatchObservability is BenchmarkDispatch's GET and
+// CL.THROTTLE with the per-command timing Redis users expect
+// (latency-tracking and SLOWLOG, both on by default) and with both off:
+// what they cost (target: at most 3 % of CL.THROTTLE with the metrics).
+func BenchmarkDispatchObservability(b *testing.B) {
+	for _, mode := range []struct{ name, tracking, slowlog string }{
+		{"off", "no", "-1"},
+		{"default", "yes", "10000"},
+	} {
+		for _, bc := range getAndThrottle {
+			b.Run(mode.name+"/"+bc.name, func(b *testing.B) {
+				srv := benchServer(b)
+				if err := srv.cfg.Set("latency-tracking", mode.tracking); err != nil {
+					b.Fatal(err)
+				}
+				if err := srv.cfg.Set("slowlog-log-slower-than", mode.slowlog); err != nil {
+					b.Fatal(err)
+				}
+				runDispatch(b, srv, bc.args, nil)
+			})
+		}
+	}
+}
