@@ -459,6 +459,7 @@ var authLogEvery = 5 * time.Second
 type authLogLimiter struct {
 	mu         sync.Mutex
 	armed      bool
+	every      time.Duration // authLogEvery when the period began
 	pending    int64
 	addr, user string
 }
@@ -474,9 +475,9 @@ func (l *authLogLimiter) failed(log *slog.Logger, addr, user string) {
 		l.pending++
 		return
 	}
-	l.armed = true
+	l.armed, l.every = true, authLogEvery
 	log.Warn("failed authentication", "addr", addr, "user", user)
-	time.AfterFunc(authLogEvery, func() { l.flush(log) })
+	time.AfterFunc(l.every, func() { l.flush(log) })
 }
 
 func (l *authLogLimiter) flush(log *slog.Logger) {
@@ -486,9 +487,9 @@ func (l *authLogLimiter) flush(log *slog.Logger) {
 		l.armed = false
 		return
 	}
-	log.Warn("failed authentications", "count", l.pending, "seconds", authLogEvery.Seconds(), "last_addr", l.addr, "last_user", l.user)
+	log.Warn("failed authentications", "count", l.pending, "seconds", l.every.Seconds(), "last_addr", l.addr, "last_user", l.user)
 	l.pending = 0
-	time.AfterFunc(authLogEvery, func() { l.flush(log) })
+	time.AfterFunc(l.every, func() { l.flush(log) })
 }
 
 // ---- the ACL log ----
