@@ -598,7 +598,7 @@ func TestHelloAuthAfterOptions(t *testing.T) {
 func TestACLNativeScript(t *testing.T) {
 	ts, _ := aclServer(t)
 	admin, u := ts.raw(t), ts.raw(t)
-	require.Equal(t, "$40\r\n"+redisRateAllowN+"\r\n", admin.do("SCRIPT", "LOAD", redisRateScript))
+	require.Equal(t, "$40\r\n"+redisRateAllowN+"\r\n", admin.do("SCRIPT", "LOAD", redisRateScript()))
 	require.Equal(t, okReply, admin.do("ACL", "SETUSER", "u", "on", "nopass", "+@scripting", "+get", "~rl:*"))
 	require.Equal(t, okReply, u.do("AUTH", "u", "x"))
 	before := ts.srv.scripts.nativeRuns.Load()

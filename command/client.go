@@ -519,7 +519,7 @@ func (c *Client) settle(now int64) {
 		if c.timing == c.statCmd {
 			c.statNs += d
 			if c.eng.obs.tracking.Load() && !c.replaying {
-				c.latPend.add(d, c.timing.histogram())
+				c.latPend.add(d, c.timing)
 			}
 		}
 		if len(c.slowArgs) != 0 {
@@ -541,7 +541,8 @@ func (c *Client) settle(now int64) {
 // the records it loads outside call(), INFO commandstats starts empty.
 func (c *Client) flushCmdStats() {
 	if c.replaying {
-		c.statCalls, c.statNs, c.latPend.n = 0, 0, 0
+		c.statCalls, c.statNs = 0, 0
+		c.latPend.reset()
 		return
 	}
 	if c.latPend.n != 0 && c.statCmd != nil {

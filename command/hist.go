@@ -57,37 +57,44 @@ type latencyHist struct {
 }
 
 // latencyPending counts a connection's durations of its current command
-// (Client.statCmd) in up to len(bucket) buckets before they are published.
+// (Client.statCmd) before they are published: a direct-mapped cache of
+// buckets, slot b%8 for bucket b, so that counting one is a compare and an
+// increment, and neighbouring buckets never evict each other.
 type latencyPending struct {
-	bucket [8]uint16
-	count  [8]uint32
-	n      uint8
+	bucket [8]uint16 // the bucket each slot counts
+	count  [8]uint32 // 0: the slot is free
+	n      uint8     // slots in use
 }
 
-// add counts one duration of ns, publishing to h (the command's histogram)
-// first when every pending slot holds another bucket.
-func (p *latencyPending) add(ns int64, h *latencyHist) {
+// add counts one duration of ns of cmd, publishing a slot's count to cmd's
+// histogram first when another bucket holds it.
+func (p *latencyPending) add(ns int64, cmd *Command) {
 	b := uint16(latencyBucket(ns))
-	for i := range p.n {
-		if p.bucket[i] == b {
-			p.count[i]++
-			return
-		}
+	s := b & 7
+	switch {
+	case p.count[s] == 0:
+		p.n++
+	case p.bucket[s] == b:
+		p.count[s]++
+		return
+	default:
+		cmd.histogram().counts[p.bucket[s]].Add(uint64(p.count[s]))
 	}
-	if int(p.n) == len(p.bucket) {
-		p.flush(h)
-	}
-	p.bucket[p.n], p.count[p.n] = b, 1
-	p.n++
+	p.bucket[s], p.count[s] = b, 1
 }
 
 // flush adds the pending counts to h and empties p.
 func (p *latencyPending) flush(h *latencyHist) {
-	for i := range p.n {
-		h.counts[p.bucket[i]].Add(uint64(p.count[i]))
+	for s := range p.count {
+		if p.count[s] != 0 {
+			h.counts[p.bucket[s]].Add(uint64(p.count[s]))
+		}
 	}
-	p.n = 0
+	p.reset()
 }
+
+// reset drops the pending counts.
+func (p *latencyPending) reset() { *p = latencyPending{} }
 
 // histogram returns cmd's histogram, allocating it on first use.
 func (cmd *Command) histogram() *latencyHist {

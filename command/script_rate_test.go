@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,13 +201,15 @@ return {
 
 // redisRateScript is bench/redis_rate.lua, the allowN script byte for
 // byte (the load generator sends the same file to both servers).
-var redisRateScript = func() string {
+// It is read when first used, from the package's directory, where go test
+// runs.
+var redisRateScript = sync.OnceValue(func() string {
 	b, err := os.ReadFile("../bench/redis_rate.lua")
 	if err != nil {
 		panic(err)
 	}
 	return string(b)
-}()
+})
 
 // BenchmarkEvalShaRedisRate runs redis_rate's GCRA script by EVALSHA
 // through the dispatcher, over 1024 keys, one op per call: natively and
@@ -218,7 +221,7 @@ func BenchmarkEvalShaRedisRate(b *testing.B) {
 			if err := srv.cfg.Set("lua-native-scripts", native); err != nil {
 				b.Fatal(err)
 			}
-			s, msg := srv.loadScript([]byte(redisRateScript))
+			s, msg := srv.loadScript([]byte(redisRateScript()))
 			if msg != "" {
 				b.Fatal(msg)
 			}
@@ -244,7 +247,7 @@ func BenchmarkEvalShaRedisRate(b *testing.B) {
 // TestRedisRateScriptIsNative: the scripts above are the ones
 // script_native.go recognises, and redis_rate's Limiter runs natively.
 func TestRedisRateScriptIsNative(t *testing.T) {
-	require.Equal(t, redisRateAllowN, sha1hex([]byte(redisRateScript)))
+	require.Equal(t, redisRateAllowN, sha1hex([]byte(redisRateScript())))
 	require.Equal(t, redisRateAllowAtMost, sha1hex([]byte(redisRateAtMostScript)))
 	ts := newTestServer(t)
 	lim := redis_rate.NewLimiter(ts.client(t, 2))
@@ -270,7 +273,7 @@ func TestNativeScriptsMatchInterpreter(t *testing.T) {
 	interp.clock.ns.Store(base)
 	a, b := native.raw(t), interp.raw(t)
 	for _, r := range []*rawConn{a, b} {
-		require.Equal(t, "$40\r\n"+redisRateAllowN+"\r\n", r.do("SCRIPT", "LOAD", redisRateScript))
+		require.Equal(t, "$40\r\n"+redisRateAllowN+"\r\n", r.do("SCRIPT", "LOAD", redisRateScript()))
 		require.Equal(t, "$40\r\n"+redisRateAllowAtMost+"\r\n", r.do("SCRIPT", "LOAD", redisRateAtMostScript))
 	}
 	pick := func(list ...string) string { return list[rng.IntN(len(list))] }
@@ -332,7 +335,7 @@ func TestNativeScriptsMatchInterpreter(t *testing.T) {
 func TestNativeScriptAllocs(t *testing.T) {
 	ts := newTestServer(t)
 	c := newDirectConn(t, ts)
-	for _, body := range []string{redisRateScript, redisRateAtMostScript} {
+	for _, body := range []string{redisRateScript(), redisRateAtMostScript} {
 		s, msg := ts.srv.loadScript([]byte(body))
 		require.Empty(t, msg)
 		for i, args := range [][]string{
@@ -357,5 +360,5 @@ func TestNativeScriptAllocs(t *testing.T) {
 // the load generator (-script) use, is redis_rate's allowN script byte for
 // byte, so that ratekv runs it natively.
 func TestBenchScriptIsRedisRate(t *testing.T) {
-	require.Equal(t, redisRateAllowN, sha1hex([]byte(redisRateScript)))
+	require.Equal(t, redisRateAllowN, sha1hex([]byte(redisRateScript())))
 }
