@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratekv/ratekv/internal/sdsargs"
 )
 
 // MONITOR, as Redis: every command a client runs, but admin commands, is
@@ -137,7 +139,7 @@ func (c *Client) feedMonitors(args [][]byte, lua bool) {
 			line = append(line, `"(redacted)"`...)
 			continue
 		}
-		line = appendRepr(line, a)
+		line = sdsargs.AppendRepr(line, a)
 	}
 	line = append(line, '\r', '\n')
 	m := &c.eng.monitors
@@ -202,33 +204,4 @@ func (c *Client) drainMonitor(s *monitorSink) {
 		s.chunks = 0
 	}
 	s.mu.Unlock()
-}
-
-// appendRepr appends a quoted as Redis's sdscatrepr does.
-func appendRepr(b, a []byte) []byte {
-	b = append(b, '"')
-	for _, ch := range a {
-		switch ch {
-		case '\\', '"':
-			b = append(b, '\\', ch)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if ch >= 0x20 && ch < 0x7f {
-				b = append(b, ch)
-			} else {
-				const hex = "0123456789abcdef"
-				b = append(b, '\\', 'x', hex[ch>>4], hex[ch&15])
-			}
-		}
-	}
-	return append(b, '"')
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/internal/sdsargs"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,7 +58,7 @@ func TestMonitorInMulti(t *testing.T) {
 }
 
 func TestReprQuoting(t *testing.T) {
-	require.Equal(t, `"a\\b\"c\n\r\t\a\b\x00\xff~"`, string(appendRepr(nil, []byte("a\\b\"c\n\r\t\a\b\x00\xff~"))))
+	require.Equal(t, `"a\\b\"c\n\r\t\a\b\x00\xff~"`, string(sdsargs.AppendRepr(nil, []byte("a\\b\"c\n\r\t\a\b\x00\xff~"))))
 }
 
 // CLIENT PAUSE pauses the active expiry with the clients, as Redis; the

@@ -189,33 +189,7 @@ func quoteValue(v string) string {
 	if plain {
 		return v
 	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(v); i++ {
-		switch ch := v[i]; ch {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(ch)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if ch < ' ' || ch >= 0x7f {
-				fmt.Fprintf(&b, `\x%02x`, ch)
-			} else {
-				b.WriteByte(ch)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	return string(sdsargs.AppendRepr(nil, []byte(v)))
 }
 
 // replaceFile replaces path (through a symbolic link, the file it points

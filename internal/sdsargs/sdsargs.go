@@ -110,3 +110,34 @@ func hexVal(c byte) byte {
 	}
 	return c - 'A' + 10
 }
+
+// AppendRepr appends a in double quotes with Redis's escapes (sdscatrepr):
+// what MONITOR shows of an argument and CONFIG REWRITE writes of a value,
+// and what Split reads back as a.
+func AppendRepr(b, a []byte) []byte {
+	b = append(b, '"')
+	for _, ch := range a {
+		switch ch {
+		case '\\', '"':
+			b = append(b, '\\', ch)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\a':
+			b = append(b, '\\', 'a')
+		case '\b':
+			b = append(b, '\\', 'b')
+		default:
+			if ch >= 0x20 && ch < 0x7f {
+				b = append(b, ch)
+			} else {
+				const hex = "0123456789abcdef"
+				b = append(b, '\\', 'x', hex[ch>>4], hex[ch&15])
+			}
+		}
+	}
+	return append(b, '"')
+}

@@ -46,3 +46,17 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+// AppendRepr's output reads back, through Split, as what it quoted.
+func FuzzAppendRepr(f *testing.F) {
+	for _, s := range []string{"", "a b", "a\\b\"c\n\r\t\a\b\x00\xff~", "'", "\x7f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q := string(AppendRepr(nil, []byte(s)))
+		args, ok := Split(q)
+		if !ok || len(args) != 1 || args[0] != s {
+			t.Fatalf("%q quoted as %s reads back as %q, %v", s, q, args, ok)
+		}
+	})
+}
