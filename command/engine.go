@@ -28,6 +28,7 @@ type Engine struct {
 	// node's identity (cluster.go).
 	cluster bool
 	node    atomic.Pointer[nodeid.Identity]
+	slots   atomic.Pointer[SlotTable] // the multi-node topology (cluster_view.go)
 
 	jr      atomic.Pointer[JournalRef] // nil: no append-only log; see SetJournal
 	aofJ    Journal                    // the append-only file SetJournal attached (guarded by repl.mu)

@@ -1,0 +1,40 @@
+package command
+
+// The command layer's view of a multi-node cluster's topology: which node
+// serves each hash slot, and where each node is. The cluster's control
+// plane (the Raft-held topology) publishes a new SlotTable whenever the
+// topology changes; the request path only loads the pointer and indexes
+// Owner, so routing a key costs the same however large the cluster.
+//
+// A nil table is the one-node cluster: this node serves every slot.
+
+import "github.com/ratekv/ratekv/shards"
+
+// NodeAddr is one node of the cluster as clients are told of it.
+type NodeAddr struct {
+	ID          string
+	IP          string
+	Port        int
+	TLSPort     int
+	BusPort     int
+	Hostname    string
+	Primary     string // the primary's id, for a replica; "" for a primary
+	ConfigEpoch uint64
+}
+
+// SlotTable is one published state of the topology; it is never changed
+// after SetSlotTable, only replaced.
+type SlotTable struct {
+	Owner [shards.NumSlots]int32 // index into Nodes; -1: no node serves it
+	Nodes []NodeAddr
+	Self  int32 // this node's index in Nodes
+	Epoch uint64
+}
+
+// SetSlotTable publishes a new topology to the request path (nil: the
+// one-node cluster).
+func (e *Engine) SetSlotTable(t *SlotTable) { e.slots.Store(t) }
+
+// SlotTable returns the topology the request path routes by (nil: the
+// one-node cluster).
+func (e *Engine) SlotTable() *SlotTable { return e.slots.Load() }
