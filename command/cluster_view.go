@@ -38,3 +38,17 @@ func (e *Engine) SetSlotTable(t *SlotTable) { e.slots.Store(t) }
 // SlotTable returns the topology the request path routes by (nil: the
 // one-node cluster).
 func (e *Engine) SlotTable() *SlotTable { return e.slots.Load() }
+
+// ClusterControl changes the topology of a multi-node cluster: each method
+// returns once the change is committed (applied by this node), so that a
+// CLUSTER command's OK means every node will see it. main wires the
+// Raft-held topology; without one (a one-node cluster) the commands that
+// need it are refused.
+type ClusterControl interface {
+	// SetSlotNode assigns slot to the node with id (CLUSTER SETSLOT
+	// slot NODE id).
+	SetSlotNode(slot uint16, id string) error
+}
+
+// SetClusterControl wires the topology's control plane (main, at start).
+func (e *Engine) SetClusterControl(ctl ClusterControl) { e.clusterCtl = ctl }

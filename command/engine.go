@@ -29,6 +29,8 @@ type Engine struct {
 	cluster bool
 	node    atomic.Pointer[nodeid.Identity]
 	slots   atomic.Pointer[SlotTable] // the multi-node topology (cluster_view.go)
+	// clusterCtl changes that topology; nil in a one-node cluster.
+	clusterCtl ClusterControl
 
 	jr      atomic.Pointer[JournalRef] // nil: no append-only log; see SetJournal
 	aofJ    Journal                    // the append-only file SetJournal attached (guarded by repl.mu)
