@@ -155,6 +155,7 @@ type aclRules struct {
 	flags     uint8
 	passwords []string // lower-case hex SHA-256
 	selectors []*aclSelector
+	quick     *aclQuick // set when published (aclUser.set); nil: check only
 }
 
 func (r *aclRules) clone() *aclRules {
@@ -182,6 +183,7 @@ type aclUser struct {
 // set publishes new rules. open never says true for restricted rules: a
 // command that runs meanwhile is checked against the old or the new ones.
 func (u *aclUser) set(r *aclRules) {
+	r.quick = r.quickForm()
 	if !r.open() {
 		u.open.Store(false)
 		u.rules.Store(r)
@@ -275,6 +277,75 @@ func aclAddCommand(cmd *Command) {
 	case "psubscribe":
 		cmd.aclChan = chanPatterns
 	}
+	if cmd.aclChan == chanNone && cmd.Keys == nil && cmd.subs == nil && subcommands[cmd.Name] == nil {
+		switch {
+		case cmd.FirstKey <= 0:
+			cmd.aclShape = aclShapeNoKeys
+		case cmd.FirstKey == 1 && cmd.LastKey == 1:
+			cmd.aclShape = aclShapeKey1
+		}
+	}
+}
+
+// The command shapes aclQuick checks: no keys and no channels, or one key
+// at args[1] and no channels (CL.THROTTLE, GET, SET, INCR, …).
+const (
+	aclShapeOther uint8 = iota
+	aclShapeNoKeys
+	aclShapeKey1
+)
+
+// aclQuick is the commonest restricted user's rules in a form the
+// dispatcher checks in a few instructions: one selector whose keys are
+// all keys or one "prefix*" pattern for reads and writes. It only ever
+// answers "allowed"; anything else goes through aclRules.check.
+type aclQuick struct {
+	allCmds bool
+	allKeys bool
+	cmds    cmdBits
+	prefix  string
+}
+
+// quickForm returns the rules' aclQuick, nil when they have another shape.
+func (r *aclRules) quickForm() *aclQuick {
+	if len(r.selectors) != 1 {
+		return nil
+	}
+	s := r.selectors[0]
+	q := &aclQuick{allCmds: s.flags&selAllCommands != 0, allKeys: s.flags&selAllKeys != 0, cmds: s.cmds}
+	if !q.allKeys {
+		if len(s.keys) != 1 || s.keys[0].kind != patPrefix || s.keys[0].flags&aclRW != aclRW {
+			return nil
+		}
+		p := s.keys[0].pattern
+		q.prefix = string(p[:len(p)-1])
+	}
+	return q
+}
+
+// quickOK reports whether the user's rules surely allow cmd with args
+// by their quick form; false sends the request to the full check.
+func (u *aclUser) quickOK(cmd *Command, args [][]byte) bool {
+	q := u.rules.Load().quick
+	return q != nil && q.ok(cmd, args)
+}
+
+// ok reports whether the rules surely allow cmd with args.
+func (q *aclQuick) ok(cmd *Command, args [][]byte) bool {
+	if !q.allCmds && !q.cmds.get(cmd.aclID) {
+		return false
+	}
+	switch cmd.aclShape {
+	case aclShapeNoKeys:
+		return true
+	case aclShapeKey1:
+		if q.allKeys {
+			return true
+		}
+		k := args[1]
+		return len(k) != 0 && len(k) >= len(q.prefix) && string(k[:len(q.prefix)]) == q.prefix // "*" does not match ""
+	}
+	return false
 }
 
 // Which arguments of a command are Pub/Sub channels.
@@ -637,7 +708,13 @@ func (r *aclRules) check(cmd *Command, args [][]byte, keyBuf []int) (res, idx in
 		if s.flags&selAllCommands == 0 && cmd.Flags&FlagNoAuth == 0 && !s.cmds.get(cmd.aclID) && !s.firstArgOK(cmd, args) {
 			sres = aclDeniedCmd
 		}
-		if sres == aclOK && s.flags&selAllKeys == 0 && (cmd.FirstKey > 0 || cmd.Keys != nil) {
+		if sres == aclOK && s.flags&selAllKeys == 0 && cmd.Keys == nil && cmd.subs == nil {
+			// Keys at fixed positions (CL.THROTTLE, GET, …): checked in
+			// place, without building the index list.
+			if i := s.fixedKeyDenied(cmd, args); i > 0 {
+				sres, sidx = aclDeniedKey, i
+			}
+		} else if sres == aclOK && s.flags&selAllKeys == 0 && (cmd.FirstKey > 0 || cmd.Keys != nil) {
 			if !keysDone {
 				buf = cmd.keyIndexes(args, buf)
 				keysDone = true
@@ -692,6 +769,18 @@ func (s *aclSelector) firstArgOK(cmd *Command, args [][]byte) bool {
 }
 
 // keyOK reports whether the selector allows key used with access need.
+// fixedKeyDenied returns the index in args of the first key at cmd's fixed
+// key positions that the selector refuses, 0 when it refuses none.
+func (s *aclSelector) fixedKeyDenied(cmd *Command, args [][]byte) int {
+	first, last := cmd.keyRange(len(args))
+	for k, i := 0, first; i <= last; k, i = k+1, i+cmd.Step {
+		if !s.keyOK(args[i], cmd.keyAccess(k, args)) {
+			return i
+		}
+	}
+	return 0
+}
+
 func (s *aclSelector) keyOK(key []byte, need uint8) bool {
 	if s.flags&selAllKeys != 0 {
 		return true

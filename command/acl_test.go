@@ -612,3 +612,60 @@ func TestACLNativeScript(t *testing.T) {
 	require.Contains(t, u.do("EVALSHA", redisRateAllowN, "1", "rl:a", "10", "10", "1", "1"), "*4\r\n")
 	require.Equal(t, noPermKey, u.do("EVALSHA", redisRateAllowN, "1", "other", "10", "10", "1", "1"))
 }
+
+// TestACLQuickAgreesWithCheck: whenever the dispatcher's quick form allows
+// a request, the full check allows it too, for every command in the table
+// and rules of each shape; and the quick form does allow the common case.
+func TestACLQuickAgreesWithCheck(t *testing.T) {
+	aclSetup() // the commands' ACL ids and shapes
+	rules := func(rs string) *aclRules {
+		r := newRules(0)
+		ops, bad := mergeSelectors(strings.Fields(rs))
+		require.Equal(t, -1, bad, rs)
+		for _, op := range ops {
+			require.NoError(t, r.apply(op, 0), rs)
+		}
+		return r
+	}
+	ruleSets := []string{
+		"on nopass +@ratelimit +@connection ~rl:*",
+		"on nopass +@all ~rl:*",
+		"on nopass +@all allkeys",
+		"on nopass +@read ~rl:* &*",
+		"on nopass +@all -set ~rl:*",
+		"on nopass +@all %R~rl:*",
+		"on nopass +@all ~rl:* ~other:*",
+		"on nopass +@all ~rl:1",
+		"on nopass nocommands ~*",
+		"on nopass +select|0 ~rl:*",
+		"on nopass +@all ~rl:* (+get ~x:*)",
+	}
+	args := [][][]byte{
+		{[]byte("x"), []byte("rl:1"), []byte("1"), []byte("2"), []byte("3"), []byte("4")},
+		{[]byte("x"), []byte("rl:"), []byte("get")},
+		{[]byte("x"), []byte("other:1"), []byte("1")},
+		{[]byte("x"), []byte(""), []byte("1")},
+		{[]byte("x"), []byte("rl")},
+	}
+	allowedOnce := 0
+	for _, rs := range ruleSets {
+		r := rules(rs)
+		q := r.quickForm()
+		for _, cmd := range aclCommands {
+			for _, a := range args {
+				if !cmd.arityOK(len(a)) {
+					continue
+				}
+				a[0] = []byte(cmd.Name)
+				if q != nil && q.ok(cmd, a) {
+					allowedOnce++
+					res, _, _ := r.check(cmd, a, nil)
+					require.Equal(t, aclOK, res, "rules %q command %s args %q", rs, cmd.Name, a)
+				}
+			}
+		}
+	}
+	require.Greater(t, allowedOnce, 100)
+	r := rules("on nopass +@ratelimit +@connection ~rl:*")
+	require.True(t, r.quickForm().ok(lookupCommand([]byte("cl.throttle")), args[0]))
+}

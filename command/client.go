@@ -275,7 +275,7 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 		return
 	}
 	// ACL: one flag test for a user allowed everything (acl.go).
-	if u := c.user.Load(); u != nil && !u.open.Load() && c.aclRefused(u, cmd, args) {
+	if u := c.user.Load(); u != nil && !u.open.Load() && !u.quickOK(cmd, args) && c.aclRefused(u, cmd, args) {
 		return
 	}
 	// Cluster mode: keys in more than one slot are refused (before

@@ -92,6 +92,7 @@ type Command struct {
 	aclCats   uint64
 	aclKeys   []uint8
 	aclChan   uint8
+	aclShape  uint8 // what aclQuick can check: aclShapeOther, aclShapeNoKeys, aclShapeKey1
 	aclParent *Command
 
 	calls, usec, rejected, failed atomic.Int64
@@ -194,20 +195,27 @@ func (cmd *Command) keyIndexes(args [][]byte, dst []int) []int {
 	if cmd.Keys != nil {
 		return cmd.Keys(args, dst)
 	}
-	if cmd.FirstKey <= 0 || cmd.FirstKey >= len(args) {
-		return dst
-	}
-	last := cmd.LastKey
-	if last < 0 {
-		last = len(args) + last
-	}
-	if last >= len(args) {
-		last = len(args) - 1
-	}
-	for i := cmd.FirstKey; i <= last; i += cmd.Step {
+	first, last := cmd.keyRange(len(args))
+	for i := first; i <= last; i += cmd.Step {
 		dst = append(dst, i)
 	}
 	return dst
+}
+
+// keyRange returns the first and last index of the keys at fixed positions
+// in a request of n arguments; last < first when there are none.
+func (cmd *Command) keyRange(n int) (first, last int) {
+	if cmd.FirstKey <= 0 || cmd.FirstKey >= n {
+		return 1, 0
+	}
+	last = cmd.LastKey
+	if last < 0 {
+		last = n + last
+	}
+	if last >= n {
+		last = n - 1
+	}
+	return cmd.FirstKey, last
 }
 
 // flagList returns the COMMAND INFO flag names of cmd.
