@@ -18,6 +18,7 @@
 //
 //	loadgen -addr 127.0.0.1:6379 -workload set -conns 50 -pipeline 32 -duration 5s
 //	loadgen -addr 127.0.0.1:6379 -workload throttle_cell -conns 50 -rate 50000 -duration 10s
+//	loadgen -addr 127.0.0.1:7000 -cluster -workload throttle_cell -pipeline 32
 //	loadgen -list
 //
 // Workloads are listed by -list and defined in workloads.go.
@@ -60,15 +61,17 @@ type config struct {
 	scriptPath                     string
 	max, window                    int64         // sliding workloads: max per window, window in ms
 	recipeRange                    bool          // zset_recipe: ZRANGE WITHSCORES instead of ZCARD
+	cluster                        bool          // -cluster: spread over the primaries by slot (cluster.go)
 	fillEntries                    uint64        // -fill: entries per key
 	fillTTL                        time.Duration // -fill gcra_*: the keys' lifetime (0: an hour)
 
 	// derived
-	value        string // SET payload
-	script       string // Lua source for throttle_lua, sl_lua
-	evalHead     []byte // "*N EVALSHA <sha> 1" prefix
-	throttleTail []byte // "<burst> <count> <period> <quantity>" suffix
-	windowTail   []byte // "<max> <window_ms>" (zset_recipe: "<window_ms>") suffix
+	cmap         *clusterMap // -cluster: the slot map
+	value        string      // SET payload
+	script       string      // Lua source for throttle_lua, sl_lua
+	evalHead     []byte      // "*N EVALSHA <sha> 1" prefix
+	throttleTail []byte      // "<burst> <count> <period> <quantity>" suffix
+	windowTail   []byte      // "<max> <window_ms>" (zset_recipe: "<window_ms>") suffix
 }
 
 // result is what one connection measured.
@@ -156,6 +159,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.scriptPath, "script", "", "throttle_lua, sl_lua: Lua file to load (default: the embedded bench/gcra.lua, bench/sliding.lua)")
 	fs.Int64Var(&cfg.max, "max", 100, "sl_throttle, sw_throttle, sl_lua: max calls per window (zset_recipe: count above which a call is \"limited\")")
 	fs.Int64Var(&cfg.window, "window", 60000, "sl_throttle, sw_throttle, sl_lua, zset_recipe: window in milliseconds")
+	fs.BoolVar(&cfg.cluster, "cluster", false, "Redis Cluster: read CLUSTER NODES from -addr, spread the connections over the primaries and send each only keys of its node's slots")
 	fs.BoolVar(&cfg.recipeRange, "recipe-range", false, "zset_recipe: read the log with ZRANGE key 0 -1 WITHSCORES instead of ZCARD")
 	user := fs.String("user", "", "AUTH as this ACL `user` on every connection (with -pass)")
 	pass := fs.String("pass", "", "AUTH with this `password` on every connection")
@@ -272,6 +276,10 @@ func prepare(cfg *config) (workload, error) {
 		return wl, errors.New("-rate must be between 0 and 1e9 requests/s")
 	case cfg.drain < 0:
 		return wl, errors.New("-drain must be >= 0")
+	case cfg.cluster && wl.key == "":
+		return wl, fmt.Errorf("-cluster: workload %s names no key", cfg.workload)
+	case cfg.cluster && wl.populate && cfg.populate:
+		return wl, errors.New("-cluster: populating is not supported; use -populate=false")
 	}
 	if cfg.seed == 0 {
 		cfg.seed = uint64(time.Now().UnixNano())
@@ -288,13 +296,26 @@ func prepare(cfg *config) (workload, error) {
 	return wl, nil
 }
 
+// dialTimeout bounds every connection's dial.
+const dialTimeout = 3 * time.Second
+
 // load runs setup, populate, warm-up and the measured window, and summarises.
 func load(cfg *config, wl workload, stderr io.Writer) (*report, error) {
-	const dialTimeout = 3 * time.Second
 	setupDeadline := time.Now().Add(20*time.Second + populateAllowance(cfg, wl))
 
-	if wl.setup != nil || (wl.populate && cfg.populate) {
-		c, err := dial(cfg.addr, dialTimeout)
+	addrs := []string{cfg.addr}
+	if cfg.cluster {
+		m, err := readClusterMap(cfg.addr)
+		if err != nil {
+			return nil, err
+		}
+		cfg.cmap, addrs = m, m.addrs
+	}
+	for _, addr := range addrs {
+		if wl.setup == nil && !(wl.populate && cfg.populate) {
+			break
+		}
+		c, err := dial(addr, dialTimeout)
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +337,7 @@ func load(cfg *config, wl workload, stderr io.Writer) (*report, error) {
 
 	clients := make([]*client, cfg.conns)
 	for i := range clients {
-		c, err := dial(cfg.addr, dialTimeout)
+		c, err := dial(addrs[i%len(addrs)], dialTimeout)
 		if err != nil {
 			for _, c := range clients[:i] {
 				c.Close()
@@ -365,7 +386,7 @@ func load(cfg *config, wl workload, stderr io.Writer) (*report, error) {
 	}
 	rep := &report{
 		Workload:    cfg.workload,
-		Addr:        cfg.addr,
+		Addr:        strings.Join(addrs, ","),
 		Conns:       cfg.conns,
 		Pipeline:    cfg.pipeline,
 		DurationS:   cfg.duration.Seconds(),
@@ -466,12 +487,17 @@ type worker struct {
 	per  int // replies per request
 	wbuf []byte
 	res  *result
+	node int16  // -cluster: the index of this connection's node in cfg.cmap
+	kbuf []byte // -cluster: scratch for a key's slot
 }
 
 func newWorker(c *client, wl workload, cfg *config, id int, res *result) *worker {
 	rng := rand.New(rand.NewPCG(cfg.seed, uint64(id)))
 	w := &worker{c: c, wl: wl, cfg: cfg, rng: rng, st: &reqState{rng: rng}, per: wl.repliesPerRequest(),
 		wbuf: make([]byte, 0, 256*cfg.pipeline), res: res}
+	if cfg.cmap != nil {
+		w.node = int16(id % len(cfg.cmap.addrs))
+	}
 	if cfg.dist == "zipf" {
 		w.zipf = rand.NewZipf(rng, cfg.zipfS, 1, cfg.keys-1)
 	}
@@ -483,14 +509,20 @@ func (w *worker) build() {
 	w.wbuf = w.wbuf[:0]
 	w.st.nowUs = time.Now().UnixMicro()
 	for i := 0; i < w.cfg.pipeline; i++ {
-		var n uint64
-		if w.zipf != nil {
-			n = w.zipf.Uint64()
-		} else {
-			n = w.rng.Uint64N(w.cfg.keys)
+		n := w.key()
+		for w.cfg.cmap != nil && w.cfg.cmap.owner[slotOf(w.kbuf, w.wl.key, n)] != w.node {
+			n = w.key()
 		}
 		w.wbuf = w.wl.build(w.wbuf, n, w.cfg, w.st)
 	}
+}
+
+// key draws a key number from the distribution.
+func (w *worker) key() uint64 {
+	if w.zipf != nil {
+		return w.zipf.Uint64()
+	}
+	return w.rng.Uint64N(w.cfg.keys)
 }
 
 // exchange writes the batch and reads every reply. It returns how many

@@ -42,6 +42,9 @@ type workload struct {
 	check func(reply []byte, cfg *config) (limited bool, errText []byte)
 	// lua is the default script of an EVALSHA workload (-script overrides).
 	lua string
+	// key is the prefix of the one key each request names (key:<n>); ""
+	// for requests without a key. -cluster routes by it.
+	key string
 }
 
 // reqState is what a builder may use besides its key: the connection's
@@ -67,6 +70,7 @@ var workloads = map[string]workload{
 	},
 	"set": {
 		desc: "SET key:<n> <datasize bytes of 'x'>",
+		key:  "key:",
 		build: func(b []byte, n uint64, cfg *config, _ *reqState) []byte {
 			b = append(b, "*3\r\n$3\r\nSET\r\n"...)
 			b = appendKey(b, "key:", n)
@@ -75,6 +79,7 @@ var workloads = map[string]workload{
 	},
 	"set_ex": {
 		desc: "SET key:<n> <datasize bytes of 'x'> EX 3600 (a key with a deadline, which the volatile maxmemory policies may evict)",
+		key:  "key:",
 		build: func(b []byte, n uint64, cfg *config, _ *reqState) []byte {
 			b = append(b, "*5\r\n$3\r\nSET\r\n"...)
 			b = appendKey(b, "key:", n)
@@ -84,6 +89,7 @@ var workloads = map[string]workload{
 	},
 	"get": {
 		desc:     "GET key:<n> (keys populated with SET first)",
+		key:      "key:",
 		populate: true,
 		build: func(b []byte, n uint64, _ *config, _ *reqState) []byte {
 			b = append(b, "*2\r\n$3\r\nGET\r\n"...)
@@ -92,6 +98,7 @@ var workloads = map[string]workload{
 	},
 	"incr": {
 		desc: "INCR counter:<n>",
+		key:  "counter:",
 		build: func(b []byte, n uint64, _ *config, _ *reqState) []byte {
 			b = append(b, "*2\r\n$4\r\nINCR\r\n"...)
 			return appendKey(b, "counter:", n)
@@ -99,6 +106,7 @@ var workloads = map[string]workload{
 	},
 	"throttle_cell": {
 		desc:     "CL.THROTTLE rl:<n> <burst> <count> <period> <quantity>",
+		key:      "rl:",
 		throttle: true,
 		check:    throttleCheck,
 		setup: func(_ *client, cfg *config) error {
@@ -113,6 +121,7 @@ var workloads = map[string]workload{
 	},
 	"throttle_lua": {
 		desc:     "EVALSHA <gcra.lua> 1 rl:<n> <burst> <count> <period> <quantity>",
+		key:      "rl:",
 		throttle: true,
 		check:    throttleCheck,
 		lua:      bench.GCRALua,
@@ -132,6 +141,7 @@ var workloads = map[string]workload{
 	"zset_recipe": {
 		desc: "MULTI; ZREMRANGEBYSCORE log:<n> 0 <now_us-window_us>; ZADD log:<n> <now_us> <uuid>; " +
 			"ZCARD log:<n> (-recipe-range: ZRANGE log:<n> 0 -1 WITHSCORES); PEXPIRE log:<n> <window_ms>; EXEC",
+		key:      "log:",
 		throttle: true, // limited: the count after ZADD is above -max
 		replies:  6,
 		check:    recipeCheck,
@@ -143,6 +153,7 @@ var workloads = map[string]workload{
 	},
 	"sl_lua": {
 		desc:     "EVALSHA <sliding.lua> 1 log:<n> <max> <window_ms> (a sliding log in a sorted set)",
+		key:      "log:",
 		throttle: true,
 		check:    throttleCheck,
 		lua:      bench.SlidingLua,
@@ -161,6 +172,7 @@ var workloads = map[string]workload{
 	},
 	"sl_throttle": {
 		desc:     "SL.THROTTLE sl:<n> <max> <window_ms>",
+		key:      "sl:",
 		throttle: true,
 		check:    throttleCheck,
 		setup: func(_ *client, cfg *config) error {
@@ -175,6 +187,7 @@ var workloads = map[string]workload{
 	},
 	"sw_throttle": {
 		desc:     "SW.THROTTLE sw:<n> <max> <window_ms>",
+		key:      "sw:",
 		throttle: true,
 		check:    throttleCheck,
 		setup: func(_ *client, cfg *config) error {

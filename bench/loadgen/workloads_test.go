@@ -78,6 +78,12 @@ func TestWorkloadRequests(t *testing.T) {
 		if string(have) != w {
 			t.Errorf("%s: have %q, want %q", name, have, w)
 		}
+		// The key -cluster routes by is the one the request names.
+		if k := workloads[name].key; k != "" && !bytes.Contains(have, appendKey(nil, k, 12345)) {
+			t.Errorf("%s: key prefix %q is not the request's key: %q", name, k, have)
+		} else if k == "" && bytes.Contains(have, []byte("12345")) {
+			t.Errorf("%s: names key 12345 but has no key prefix", name)
+		}
 		// Appending must not disturb what is already in the buffer.
 		two := workloads[name].build(workloads[name].build([]byte("prefix"), 7, c, testState()), 12345, c, testState())
 		if !bytes.HasPrefix(two, []byte("prefix")) || !bytes.HasSuffix(two, []byte(w)) {
