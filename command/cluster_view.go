@@ -20,6 +20,7 @@ type NodeAddr struct {
 	Hostname    string
 	Primary     string // the primary's id, for a replica; "" for a primary
 	ConfigEpoch uint64
+	Fail        bool // the topology's leader found it unreachable
 }
 
 // SlotTable is one published state of the topology; it is never changed
