@@ -223,15 +223,25 @@ func (s *State) forget(id string) error {
 // WasForgotten reports whether FORGET removed id recently.
 func (s *State) WasForgotten(id string) bool { return slices.Contains(s.Forgotten, id) }
 
-// checkSlots refuses a list of slots that names one twice or one out of
-// range.
-func checkSlots(slots []uint16) error {
+// checkSlots checks slots in order as Redis's ADDSLOTS and DELSLOTS:
+// each in range, then busy (unassigned, for del) in s, then not named
+// before.
+func (s *State) checkSlots(slots []uint16, del bool) error {
 	var seen [NumSlots]bool
+	owned := func(sl uint16) bool { return s.Owner[sl] != "" }
+	if !s.Explicit {
+		one := s.only() != nil
+		owned = func(uint16) bool { return del && one }
+	}
 	for _, sl := range slots {
-		if int(sl) >= NumSlots {
+		switch {
+		case int(sl) >= NumSlots:
 			return errors.New(command.ErrSlotOutOfRange)
-		}
-		if seen[sl] {
+		case del && !owned(sl):
+			return errf(command.ErrSlotUnassigned, sl)
+		case !del && owned(sl):
+			return errf(command.ErrSlotBusy, sl)
+		case seen[sl]:
 			return errf(command.ErrSlotTwice, sl)
 		}
 		seen[sl] = true
@@ -243,15 +253,8 @@ func (s *State) assign(id string, slots []uint16) error {
 	if s.Nodes[id] == nil {
 		return errf(command.ErrUnknownNode, id)
 	}
-	if err := checkSlots(slots); err != nil {
+	if err := s.checkSlots(slots, false); err != nil {
 		return err
-	}
-	if s.Explicit {
-		for _, sl := range slots {
-			if s.Owner[sl] != "" {
-				return errf(command.ErrSlotBusy, sl)
-			}
-		}
 	}
 	s.Explicit = true // the implicit ownership ends here
 	for _, sl := range slots {
@@ -261,15 +264,8 @@ func (s *State) assign(id string, slots []uint16) error {
 }
 
 func (s *State) unassign(slots []uint16) error {
-	if err := checkSlots(slots); err != nil {
+	if err := s.checkSlots(slots, true); err != nil {
 		return err
-	}
-	if s.Explicit || s.only() == nil {
-		for _, sl := range slots {
-			if s.Owner[sl] == "" {
-				return errf(command.ErrSlotUnassigned, sl)
-			}
-		}
 	}
 	s.makeExplicit()
 	for _, sl := range slots {

@@ -37,6 +37,9 @@ func TestApply(t *testing.T) {
 	}{
 		{e: Entry{Op: OpAssign, ID: "a", Slots: []uint16{150}}, err: "ERR Slot 150 is already busy"},
 		{e: Entry{Op: OpAssign, ID: "a", Slots: []uint16{300, 300}}, err: "ERR Slot 300 specified multiple times"},
+		{e: Entry{Op: OpAssign, ID: "a", Slots: []uint16{300, 300, 5}}, err: "ERR Slot 300 specified multiple times"},
+		{e: Entry{Op: OpAssign, ID: "a", Slots: []uint16{5, 300, 300}}, err: "ERR Slot 5 is already busy"},
+		{e: Entry{Op: OpUnassign, Slots: []uint16{5, 5}}, err: "ERR Slot 5 specified multiple times"},
 		{e: Entry{Op: OpAssign, ID: "a", Slots: []uint16{16384}}, err: "ERR Invalid or out of range slot"},
 		{e: Entry{Op: OpAssign, ID: "x", Slots: []uint16{1}}, err: "ERR Unknown node x"},
 		{e: Entry{Op: OpAssign, ID: "a", Slots: []uint16{300, 301}}, check: func(s *State) {

@@ -210,6 +210,10 @@ func (c *Client) announced() (ip string, port int64, hostname string) {
 
 // CLUSTER INFO
 func cmdClusterInfo(c *Client, args [][]byte) {
+	if t := c.eng.SlotTable(); t != nil {
+		c.writeTableInfo(t)
+		return
+	}
 	epoch := strconv.FormatUint(c.eng.node.Load().ConfigEpoch, 10)
 	var b strings.Builder
 	for _, f := range [][2]string{
@@ -232,13 +236,23 @@ func cmdClusterInfo(c *Client, args [][]byte) {
 }
 
 // CLUSTER MYID
-func cmdClusterMyid(c *Client, args [][]byte) { c.WriteBulkString(c.eng.node.Load().ID) }
+func cmdClusterMyid(c *Client, args [][]byte) {
+	if t := c.eng.SlotTable(); t != nil {
+		c.WriteBulkString(t.Nodes[t.Self].ID)
+		return
+	}
+	c.WriteBulkString(c.eng.node.Load().ID)
+}
 
 // CLUSTER NODES
 //
 // One line: "<id> <ip>:<port>@<bus-port>[,<hostname>] myself,master - 0 0
 // <epoch> connected 0-16383". ratekv has no cluster bus: its port is 0.
 func cmdClusterNodes(c *Client, args [][]byte) {
+	if t := c.eng.SlotTable(); t != nil {
+		c.writeTableNodes(t)
+		return
+	}
 	node := c.eng.node.Load()
 	ip, port, hostname := c.announced()
 	addr := ip + ":" + strconv.FormatInt(port, 10) + "@0"
@@ -251,6 +265,10 @@ func cmdClusterNodes(c *Client, args [][]byte) {
 
 // CLUSTER SLOTS
 func cmdClusterSlots(c *Client, args [][]byte) {
+	if t := c.eng.SlotTable(); t != nil {
+		c.writeTableSlots(t)
+		return
+	}
 	ip, port, hostname := c.announced()
 	c.WriteArray(1)
 	c.WriteArray(3)
@@ -271,6 +289,10 @@ func cmdClusterSlots(c *Client, args [][]byte) {
 
 // CLUSTER SHARDS
 func cmdClusterShards(c *Client, args [][]byte) {
+	if t := c.eng.SlotTable(); t != nil {
+		c.writeTableShards(t)
+		return
+	}
 	ip, port, hostname := c.announced()
 	c.WriteArray(1)
 	c.WriteMap(2)
@@ -280,29 +302,7 @@ func cmdClusterShards(c *Client, args [][]byte) {
 	c.WriteInt(shards.NumSlots - 1)
 	c.WriteBulkString("nodes")
 	c.WriteArray(1)
-	n := 7
-	if hostname != "" {
-		n++
-	}
-	c.WriteMap(n)
-	c.WriteBulkString("id")
-	c.WriteBulkString(c.eng.node.Load().ID)
-	c.WriteBulkString("port")
-	c.WriteInt(port)
-	c.WriteBulkString("ip")
-	c.WriteBulkString(ip)
-	c.WriteBulkString("endpoint")
-	c.WriteBulkString(ip)
-	if hostname != "" {
-		c.WriteBulkString("hostname")
-		c.WriteBulkString(hostname)
-	}
-	c.WriteBulkString("role")
-	c.WriteBulkString("master")
-	c.WriteBulkString("replication-offset")
-	c.WriteInt(0)
-	c.WriteBulkString("health")
-	c.WriteBulkString("online")
+	c.writeShardNode(shardNode{id: c.eng.node.Load().ID, ip: ip, port: port, hostname: hostname, role: "master", health: "online"})
 }
 
 // CLUSTER LINKS: a node alone has no links to peers.

@@ -100,6 +100,7 @@ const (
 	errScriptNonLocalKey  = "Script attempted to access a non local key in a cluster node"
 	errScriptCrossSlot    = "Script attempted to access keys that do not hash to the same slot"
 	errReplicaofCluster   = "ERR REPLICAOF not allowed in cluster mode."
+	errFailoverMaster     = "ERR You should send CLUSTER FAILOVER to a replica"
 	errClusterNoControl   = "ERR this node has no cluster topology to change (cluster-enabled without its control plane)"
 	errClusterResetKeys   = "ERR CLUSTER RESET can't be called with master nodes containing keys"
 
