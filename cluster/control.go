@@ -144,10 +144,18 @@ func (c *Control) balanceVoters(r *raft.Raft) {
 	}
 }
 
-// selfRecord returns this node's record with the IP it has, or ip when
-// it has none yet.
-func (st *State) selfRecord(self, ip string) Node {
-	n := *st.Nodes[self]
+// selfRecord returns this node's record in st (or, when st has
+// forgotten it, the last one applied) with the IP it has, or ip when it
+// has none yet.
+func (c *Control) selfRecord(st *State, ip string) Node {
+	var n Node
+	if p := st.Nodes[c.selfID()]; p != nil {
+		n = *p
+	} else {
+		c.fsm.mu.Lock()
+		n = c.fsm.last
+		c.fsm.mu.Unlock()
+	}
 	if n.IP == "" {
 		n.IP = ip
 	}
@@ -174,7 +182,7 @@ func (c *Control) Meet(ip string, port, busPort int) error {
 	}
 	myIP, _, _ := net.SplitHostPort(conn.LocalAddr().String())
 	conn.Close()
-	me := st.selfRecord(self, myIP)
+	me := c.selfRecord(st, myIP)
 	if len(st.Nodes) > 1 {
 		// This side is a cluster: the other node must be alone, and join.
 		rdb := c.client(ip, port)
@@ -227,7 +235,7 @@ func (c *Control) rejoinAlone(old *State, cause error) error {
 	c.stop()
 	os.RemoveAll(c.o.Dir)
 	self := c.selfID()
-	me := old.selfRecord(self, "")
+	me := c.selfRecord(old, "")
 	seed := Entry{Op: OpAddNode, Node: &me, Explicit: old.Explicit}
 	if old.Explicit {
 		seed.Slots = old.SlotsOwnedBy(self)
@@ -270,7 +278,7 @@ func (c *Control) Join(data []byte) error {
 	// The joiner reached this node at TargetIP: learn it if this node
 	// had no address yet.
 	if st := c.State(); req.TargetIP != "" && st.Nodes[self] != nil && st.Nodes[self].IP == "" {
-		me := st.selfRecord(self, req.TargetIP)
+		me := c.selfRecord(st, req.TargetIP)
 		if err := c.propose(Entry{Op: OpAddNode, Node: &me}); err != nil {
 			return err
 		}
@@ -331,7 +339,7 @@ func (c *Control) Reset(hard bool) error {
 	} else if !hard {
 		return c.propose(Entry{Op: OpReset, ID: self})
 	}
-	me := st.selfRecord(self, "")
+	me := c.selfRecord(st, "")
 	me.Primary = ""
 	if hard {
 		me.ID = nodeid.New().ID

@@ -84,7 +84,7 @@ func Open(o Options) (*Control, error) {
 	c := &Control{o: o, log: o.Logger}
 	c.hlog = hclog.FromStandardLogger(slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
 		&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn})
-	c.fsm = &fsm{st: NewState(), self: o.Self.ID, publish: c.publish}
+	c.fsm = &fsm{st: NewState(), self: o.Self.ID, last: o.Self, publish: c.publish}
 	seed := o.Self
 	seed.Primary, seed.Fail = "", false
 	if err := c.start(&Entry{Op: OpAddNode, Node: &seed, Explicit: o.Explicit}); err != nil {
@@ -315,7 +315,13 @@ func (c *Control) toLeader(fn func(context.Context, *redis.Client) error) error 
 	if r == nil {
 		return errors.New(command.ErrClusterNoLeader)
 	}
+	// Just after a start or an election the leader may be unknown for a
+	// few heartbeats.
 	_, id := r.LeaderWithID()
+	for deadline := time.Now().Add(20 * c.raftConfig().HeartbeatTimeout); id == "" && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		_, id = r.LeaderWithID()
+	}
 	c.fsm.mu.Lock()
 	n := c.fsm.st.Nodes[string(id)]
 	var ip string
@@ -394,6 +400,7 @@ type fsm struct {
 	mu      sync.Mutex
 	st      *State
 	self    string
+	last    Node // this node's record as last applied (it stays when others forget it)
 	publish func(*State, string)
 }
 
@@ -414,8 +421,17 @@ func (f *fsm) Apply(l *raft.Log) any {
 	if err := f.st.Apply(e); err != nil {
 		return err
 	}
-	f.publish(f.st, f.self)
+	f.published()
 	return nil
+}
+
+// published publishes the state and remembers this node's record.
+// Requires f.mu.
+func (f *fsm) published() {
+	if n := f.st.Nodes[f.self]; n != nil {
+		f.last = *n
+	}
+	f.publish(f.st, f.self)
 }
 
 // Snapshot captures the state (raft calls it between Applies).
@@ -450,7 +466,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.st = st
-	f.publish(f.st, f.self)
+	f.published()
 	return nil
 }
 

@@ -12,6 +12,7 @@ package command
 import (
 	"fmt"
 	"net"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -84,6 +85,16 @@ func (c *Client) awaitReply(fn func() func(*Client)) {
 	w := &waitReq{c: c, done: make(chan struct{})}
 	c.wait = w
 	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				c.eng.log.Error("panic in a cluster topology change", "id", c.ID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				w.reply = func(c *Client) { c.WriteError(fmt.Sprintf(errPanic, "cluster")) }
+				close(w.done)
+				if p := c.Peer; p != nil {
+					p.Wake()
+				}
+			}
+		}()
 		w.reply = fn()
 		close(w.done)
 		if p := c.Peer; p != nil {
