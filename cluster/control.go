@@ -64,11 +64,6 @@ func (c *Control) Replicate(primary string) error {
 	return c.propose(Entry{Op: OpReplicate, ID: c.selfID(), Primary: primary})
 }
 
-// Failover promotes this node in its primary's place (CLUSTER FAILOVER).
-func (c *Control) Failover() error {
-	return c.propose(Entry{Op: OpFailover, ID: c.selfID()})
-}
-
 // Forget removes node id from the topology and the Raft group (CLUSTER
 // FORGET). A node FORGET removed recently is forgotten already: OK, as
 // redis-cli sends FORGET to every node.
@@ -93,8 +88,10 @@ func (c *Control) Forget(id string) error {
 func (c *Control) forgetOnLeader(id string) error {
 	r := c.raft()
 	if r == nil || r.State() != raft.Leader {
-		return c.toLeader(func(ctx context.Context, rdb *redis.Client) error {
-			return rdb.Do(ctx, "cluster", "ratekv-forget", id).Err()
+		return c.retry(func() error {
+			return c.toLeader(func(ctx context.Context, rdb *redis.Client) error {
+				return rdb.Do(ctx, "cluster", "ratekv-forget", id).Err()
+			})
 		})
 	}
 	if err := c.applyLocal(r, Entry{Op: OpForget, ID: id}); err != nil {
@@ -114,7 +111,7 @@ func (c *Control) forgetOnLeader(id string) error {
 func (c *Control) ForgetForwarded(id string) error {
 	r := c.raft()
 	if r == nil || r.State() != raft.Leader {
-		return errors.New(command.ErrClusterNoLeader)
+		return errRetry
 	}
 	return c.forgetOnLeader(id)
 }
@@ -213,7 +210,7 @@ func (c *Control) Meet(ip string, port, busPort int) error {
 	}
 	rdb := c.client(ip, port)
 	defer rdb.Close()
-	if err := redisErr(rdb.Do(context.Background(), "cluster", "ratekv-join", data).Err()); err != nil {
+	if err := c.retry(func() error { return redisErr(rdb.Do(context.Background(), "cluster", "ratekv-join", data).Err()) }); err != nil {
 		return c.rejoinAlone(st, err)
 	}
 	// Wait (bounded) until the group's log reached this node, so that its
@@ -287,8 +284,10 @@ func (c *Control) Join(data []byte) error {
 	r := c.raft()
 	if r == nil || r.State() != raft.Leader {
 		fwd, _ := json.Marshal(req)
-		return c.toLeader(func(ctx context.Context, rdb *redis.Client) error {
-			return rdb.Do(ctx, "cluster", "ratekv-join", fwd).Err()
+		return c.retry(func() error {
+			return c.toLeader(func(ctx context.Context, rdb *redis.Client) error {
+				return rdb.Do(ctx, "cluster", "ratekv-join", fwd).Err()
+			})
 		})
 	}
 	slices.Sort(req.Slots)

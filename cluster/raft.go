@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,7 +65,9 @@ type Control struct {
 	hlog hclog.Logger
 	fsm  *fsm
 
-	mu sync.Mutex // serializes what restarts Raft (MEET, RESET) and Close
+	mu      sync.Mutex    // serializes what restarts Raft (MEET, RESET) and Close
+	stopMon chan struct{} // closed by Close: ends the failure monitor
+	closed  bool          // guarded by mu
 
 	rmu   sync.RWMutex // guards the fields below, replaced by a restart
 	r     *raft.Raft
@@ -81,6 +84,7 @@ func Open(o Options) (*Control, error) {
 	if o.NodeTimeout <= 0 {
 		o.NodeTimeout = 15 * time.Second
 	}
+	quietRedis.Do(func() { redis.SetLogger(redisLogger{o.Logger}) })
 	c := &Control{o: o, log: o.Logger}
 	c.hlog = hclog.FromStandardLogger(slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
 		&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn})
@@ -90,19 +94,32 @@ func Open(o Options) (*Control, error) {
 	if err := c.start(&Entry{Op: OpAddNode, Node: &seed, Explicit: o.Explicit}); err != nil {
 		return nil, err
 	}
+	c.stopMon = make(chan struct{})
+	go c.monitor(c.stopMon)
 	return c, nil
 }
 
-// timeouts derives Raft's timings from cluster-node-timeout: a heartbeat
-// a tenth of it (between 50 ms and 1 s), elections as Raft's defaults
-// relate to it.
+// quietRedis sets go-redis's logger (global) once: its pool's dial
+// errors, which the nodes' requests to a node that is down make, go to
+// the log at debug level rather than to stderr.
+var quietRedis sync.Once
+
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.Debug("cluster: go-redis: " + fmt.Sprintf(format, v...))
+}
+
+// raftConfig derives Raft's timings from cluster-node-timeout: a
+// heartbeat a tenth of it (between 50 ms and 1 s), an election timeout of
+// two heartbeats, so that a leader's loss is noticed well within it.
 func (c *Control) raftConfig() *raft.Config {
 	hb := min(max(c.o.NodeTimeout/10, 50*time.Millisecond), time.Second)
 	cfg := raft.DefaultConfig()
 	cfg.LocalID = raft.ServerID(c.fsm.selfID())
 	cfg.HeartbeatTimeout = hb
-	cfg.ElectionTimeout = hb
-	cfg.LeaderLeaseTimeout = hb / 2
+	cfg.ElectionTimeout = 2 * hb
+	cfg.LeaderLeaseTimeout = hb
 	cfg.CommitTimeout = min(hb/4, 50*time.Millisecond)
 	cfg.SnapshotThreshold = 512
 	cfg.TrailingLogs = 1024
@@ -197,6 +214,10 @@ func (c *Control) stop() error {
 func (c *Control) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		close(c.stopMon)
+	}
 	if r := c.raft(); r != nil {
 		if err := r.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
 			c.log.Warn("cluster: no snapshot of the topology at shutdown", "err", err)
@@ -232,14 +253,23 @@ func (c *Control) applyLocal(r *raft.Raft, e Entry) error {
 	if err != nil {
 		return err
 	}
+	_, err = c.applyData(r, data)
+	return err
+}
+
+// applyData applies an encoded entry through r and returns its log index,
+// or errRetry when r does not lead.
+func (c *Control) applyData(r *raft.Raft, data []byte) (uint64, error) {
 	f := r.Apply(data, c.applyTimeout())
-	if err := f.Error(); err != nil {
-		return c.raftErr(err)
+	if err := f.Error(); errors.Is(err, raft.ErrNotLeader) {
+		return 0, errRetry
+	} else if err != nil {
+		return 0, c.raftErr(err)
 	}
 	if err, ok := f.Response().(error); ok {
-		return err
+		return 0, err
 	}
-	return nil
+	return f.Index(), nil
 }
 
 func (c *Control) raftErr(err error) error {
@@ -263,20 +293,49 @@ func (c *Control) IsLeader() bool {
 }
 
 // propose applies e on the leader and returns once this node applied it.
+// While there is no leader, or the one asked has just stepped down before
+// taking the entry, it tries again until applyTimeout.
 func (c *Control) propose(e Entry) error {
-	r := c.raft()
-	if r == nil {
-		return errors.New(command.ErrClusterNoLeader)
-	}
-	if r.State() == raft.Leader {
-		return c.applyLocal(r, e)
-	}
 	data, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
+	return c.retry(func() error { return c.proposeOnce(data) })
+}
+
+// retry runs fn until it succeeds or fails for another reason than the
+// lack of a leader, for at most applyTimeout.
+func (c *Control) retry(fn func() error) error {
+	deadline := time.Now().Add(c.applyTimeout())
+	for {
+		err := fn()
+		if err == nil || !errors.Is(err, errRetry) && !strings.Contains(err.Error(), notLeader) && err.Error() != command.ErrClusterNoLeader {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return errors.New(command.ErrClusterNoLeader)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// errRetry: the entry was not taken; a later try may succeed.
+var errRetry = errors.New("ERR " + notLeader)
+
+// notLeader is ApplyForwarded's answer from a node that does not lead.
+const notLeader = "this node does not lead the cluster topology"
+
+func (c *Control) proposeOnce(data []byte) error {
+	r := c.raft()
+	if r == nil {
+		return errRetry
+	}
+	if r.State() == raft.Leader {
+		_, err := c.applyData(r, data)
+		return err
+	}
 	var idx int64
-	err = c.toLeader(func(ctx context.Context, rdb *redis.Client) error {
+	err := c.toLeader(func(ctx context.Context, rdb *redis.Client) (err error) {
 		idx, err = rdb.Do(ctx, "cluster", "ratekv-apply", data).Int64()
 		return err
 	})
@@ -363,17 +422,11 @@ func (c *Control) ApplyForwarded(data []byte) (int64, error) {
 	}
 	r := c.raft()
 	if r == nil || r.State() != raft.Leader {
-		return 0, errors.New(command.ErrClusterNoLeader)
+		return 0, errRetry
 	}
 	data, _ = json.Marshal(e)
-	f := r.Apply(data, c.applyTimeout())
-	if err := f.Error(); err != nil {
-		return 0, c.raftErr(err)
-	}
-	if err, ok := f.Response().(error); ok {
-		return 0, err
-	}
-	return int64(f.Index()), nil
+	idx, err := c.applyData(r, data)
+	return int64(idx), err
 }
 
 // publish runs on every applied change (fsm.mu held): the request path's

@@ -27,6 +27,7 @@ type testNode struct {
 	rdb  *redis.Client
 	port int
 	id   string
+	down bool
 }
 
 func freePort(t *testing.T) int {
@@ -63,12 +64,21 @@ func startNode(t *testing.T) *testNode {
 	n.rdb = redis.NewClient(&redis.Options{Addr: srv.Addr().String(), MaxRetries: -1})
 	t.Cleanup(func() {
 		n.rdb.Close()
-		n.stop()
-		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		srv.Shutdown(c)
+		n.kill()
 	})
 	return n
+}
+
+// kill ends the node: its Raft and its server.
+func (n *testNode) kill() {
+	if n.down {
+		return
+	}
+	n.down = true
+	n.stop()
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n.srv.Shutdown(c)
 }
 
 // stop ends the node's Raft (as a crash does, for the others).
@@ -248,4 +258,57 @@ func TestRaftRestart(t *testing.T) {
 	require.NotEqual(t, b.id, b.do("cluster", "myid"), "a hard reset gives a new id")
 	require.Equal(t, "OK", b.do("cluster", "meet", "127.0.0.1", a.port), "and it can join again")
 	agree(t, 2, a, b)
+}
+
+// TestRaftFailover: CLUSTER FAILOVER on a replica swaps it with its
+// primary with every acknowledged write; then the new primary dies and
+// the leader promotes its replica after the node timeout, with the keys.
+func TestRaftFailover(t *testing.T) {
+	a, b, c := startNode(t), startNode(t), startNode(t)
+	require.Equal(t, "OK", a.do("cluster", "addslotsrange", 0, 8191))
+	require.Equal(t, "OK", c.do("cluster", "addslotsrange", 8192, 16383))
+	require.Equal(t, "OK", b.do("cluster", "meet", "127.0.0.1", a.port))
+	require.Equal(t, "OK", c.do("cluster", "meet", "127.0.0.1", a.port))
+	require.Equal(t, "OK", b.do("cluster", "replicate", a.id))
+	agree(t, 3, a, b, c)
+	for i := range 200 {
+		require.NoError(t, a.rdb.Set(ctx, "k"+strconv.Itoa(i), i, 0).Err())
+	}
+
+	// Manual: b takes a's place with all 200 keys; a follows b.
+	require.Equal(t, "OK", b.do("cluster", "failover"))
+	require.Equal(t, int64(200), b.rdb.DBSize(ctx).Val())
+	v := agree(t, 3, a, b, c)
+	require.Regexp(t, b.id+" \\S+ master - \\d+ 0-8191", v)
+	require.Contains(t, v, a.id+" 127.0.0.1:"+strconv.Itoa(a.port)+"@")
+	require.Contains(t, v, "slave "+b.id)
+	require.Eventually(t, func() bool {
+		role, err := a.rdb.Do(ctx, "role").Slice()
+		return err == nil && role[0] == "slave" && role[2] == int64(b.port) && role[3] == "connected"
+	}, 10*time.Second, 20*time.Millisecond, "the old primary replicates the new one")
+	require.NoError(t, b.rdb.Set(ctx, "after", "1", 0).Err())
+	require.Eventually(t, func() bool { return a.rdb.Get(ctx, "after").Val() == "1" }, 5*time.Second, 20*time.Millisecond)
+
+	// Automatic: b dies; after the node timeout (1 s) a serves its slots.
+	b.kill()
+	require.Eventually(t, func() bool {
+		for _, n := range []*testNode{a, c} {
+			if !strings.Contains(n.view(t), a.id+" 127.0.0.1:"+strconv.Itoa(a.port)+"@") {
+				return false
+			}
+			tab := n.srv.SlotTable()
+			if tab == nil || tab.Nodes[tab.Owner[0]].ID != a.id {
+				return false
+			}
+		}
+		return true
+	}, 15*time.Second, 50*time.Millisecond, "a replaces b")
+	v = agree(t, 3, a, c)
+	require.Contains(t, v, b.id+" 127.0.0.1:"+strconv.Itoa(b.port)+"@")
+	require.Regexp(t, b.id+" \\S+ slave,fail "+a.id, v)
+	role, err := a.rdb.Do(ctx, "role").Slice()
+	require.NoError(t, err)
+	require.Equal(t, "master", role[0])
+	require.Equal(t, int64(201), a.rdb.DBSize(ctx).Val(), "every key the replica had")
+	require.NoError(t, a.rdb.Set(ctx, "k0", "new", 0).Err(), "it takes writes")
 }

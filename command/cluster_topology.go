@@ -280,20 +280,22 @@ func cmdClusterReplicate(c *Client, args [][]byte) {
 
 // CLUSTER FAILOVER [FORCE|TAKEOVER]
 //
-// The promotion is one Raft entry: every node applies it at once, so
-// FORCE and TAKEOVER (which in Redis skip the old primary's agreement or
-// the other nodes' votes) do what the plain form does.
+// The promotion is one Raft entry: every node applies it at once. The
+// plain form first pauses the primary's writes and waits until this
+// replica has them all; FORCE and TAKEOVER (which in Redis skip the old
+// primary's agreement, or also the other nodes' votes) promote at once.
 func cmdClusterFailover(c *Client, args [][]byte) {
 	if len(args) > 3 || len(args) == 3 && !strings.EqualFold(string(args[2]), "force") && !strings.EqualFold(string(args[2]), "takeover") {
 		c.WriteError(errSyntax)
 		return
 	}
 	if c.eng.clusterRole() == "" {
-		c.WriteError(errFailoverMaster)
+		c.WriteError(ErrFailoverMaster)
 		return
 	}
+	force := len(args) == 3
 	if ctl := c.control(); ctl != nil {
-		c.await(ctl.Failover)
+		c.await(func() error { return ctl.Failover(force) })
 	}
 }
 

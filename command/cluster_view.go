@@ -71,8 +71,9 @@ type ClusterControl interface {
 	// REPLICATE).
 	Replicate(primary string) error
 	// Failover promotes this replica in its primary's place (CLUSTER
-	// FAILOVER).
-	Failover() error
+	// FAILOVER); unless force, coordinated with the primary so that no
+	// acknowledged write is lost.
+	Failover(force bool) error
 
 	// The requests nodes send each other over RESP (CLUSTER RATEKV-*).
 	Join(req []byte) error

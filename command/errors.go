@@ -100,7 +100,6 @@ const (
 	errScriptNonLocalKey  = "Script attempted to access a non local key in a cluster node"
 	errScriptCrossSlot    = "Script attempted to access keys that do not hash to the same slot"
 	errReplicaofCluster   = "ERR REPLICAOF not allowed in cluster mode."
-	errFailoverMaster     = "ERR You should send CLUSTER FAILOVER to a replica"
 	errClusterNoControl   = "ERR this node has no cluster topology to change (cluster-enabled without its control plane)"
 	errClusterResetKeys   = "ERR CLUSTER RESET can't be called with master nodes containing keys"
 
@@ -268,6 +267,7 @@ const (
 	ErrInvalidBasePort    = "ERR Invalid base port specified: %s"
 	ErrInvalidBusPort     = "ERR Invalid bus port specified: %s"
 	ErrInvalidNodeAddr    = "ERR Invalid node address specified: %s:%s"
+	ErrFailoverMaster     = "ERR You should send CLUSTER FAILOVER to a replica"
 	ErrSetSlotUnknownNode = "ERR I don't know about node %s"
 	ErrSetSlotNotMaster   = "ERR Target node is not a master"
 	ErrMeetTwoGroups      = "ERR both nodes are already in clusters of several nodes: CLUSTER FORGET or RESET one side first"
