@@ -19,7 +19,9 @@ import (
 // of three primaries and three replicas with redis-cli --cluster create,
 // as Redis nodes do; redis-cli --cluster check passes, every node's
 // CLUSTER NODES agree, go-redis's ClusterClient reads back keys of every
-// slot, and add-node and del-node change the cluster.
+// slot, add-node and del-node change the cluster, and after a kill -9 of
+// a primary (the Raft leader too) its replica takes over its slots and
+// the ClusterClient reads every key again.
 func TestRedisCliCluster(t *testing.T) {
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
@@ -29,9 +31,11 @@ func TestRedisCliCluster(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	procs := map[string]*exec.Cmd{}
 	start := func() string {
-		addr, _ := startRatekv(t, bin, t.TempDir(), "--cluster-enabled", "yes", "--cluster-solo-owns-all-slots", "no",
+		addr, cmd := startRatekv(t, bin, t.TempDir(), "--cluster-enabled", "yes", "--cluster-solo-owns-all-slots", "no",
 			"--cluster-node-timeout", "1000", "--cluster-port", strconv.Itoa(freeTCPPort(t)), "--save", "", "--appendonly", "no")
+		procs[addr] = cmd
 		return addr
 	}
 	var addrs []string
@@ -116,6 +120,29 @@ func TestRedisCliCluster(t *testing.T) {
 	out = redisCli("check", addrs[0])
 	require.Contains(t, out, "[OK] All nodes agree about slots configuration.")
 	require.Contains(t, out, "[OK] All 16384 slots covered.")
+
+	// kill -9 of the first primary, which leads the Raft group too.
+	deadID, err := clients[addrs[0]].ClusterMyID(ctx).Result()
+	require.NoError(t, err)
+	require.NoError(t, procs[addrs[0]].Process.Kill())
+	procs[addrs[0]].Wait()
+	killed := time.Now()
+	rest := addrs[1:]
+	require.Eventually(t, func() bool {
+		v := nodesView(t, clients[rest[0]])
+		return strings.Contains(v, deadID+" ") && strings.Contains(v, " slave,fail ") && strings.Count(v, " master ") == 3
+	}, 20*time.Second, 50*time.Millisecond, "a replica replaces the killed primary")
+	t.Logf("failover %v after the kill -9 (node timeout 1 s)", time.Since(killed).Round(100*time.Millisecond))
+	view = agreed(rest)
+	require.Regexp(t, deadID+" \\S+ slave,fail ", view)
+	// Until the request path answers -MOVED, a node serves any key it
+	// gets, so the client must learn the new owner from CLUSTER SLOTS.
+	cc.ReloadState(ctx)
+	for i := range keys {
+		v, err := cc.Get(ctx, fmt.Sprintf("key:%d", i)).Result()
+		require.NoError(t, err, "key:%d after the failover", i)
+		require.Equal(t, strconv.Itoa(i), v, "key:%d after the failover", i)
+	}
 }
 
 // freeTCPPort returns a loopback port that was free a moment ago.

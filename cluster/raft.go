@@ -181,6 +181,9 @@ func (c *Control) start(seed *Entry) error {
 	c.rmu.Lock()
 	c.r, c.trans, c.store = r, trans, store
 	c.rmu.Unlock()
+	if has {
+		c.catchUp(r)
+	}
 	if has || seed == nil {
 		return nil
 	}
@@ -192,6 +195,28 @@ func (c *Control) start(seed *Entry) error {
 		return err
 	}
 	return c.applyLocal(r, *seed)
+}
+
+// catchUp, when a member of a group of several restarts without a
+// snapshot of the topology (after a crash), publishes a table where it
+// serves no slot until the log it replays from the leader puts it back:
+// it must not serve, as the one-node cluster would, slots it may have
+// lost meanwhile.
+func (c *Control) catchUp(r *raft.Raft) {
+	f := r.GetConfiguration()
+	if f.Error() != nil || len(f.Configuration().Servers) < 2 {
+		return
+	}
+	c.fsm.mu.Lock()
+	defer c.fsm.mu.Unlock()
+	if c.fsm.st.Nodes[c.fsm.self] != nil {
+		return
+	}
+	me := NewState()
+	n := c.fsm.last
+	me.Nodes[n.ID] = &n
+	me.Explicit = true
+	c.o.Engine.SetSlotTable(me.Table(n.ID))
 }
 
 // stop shuts Raft down and closes its stores.
