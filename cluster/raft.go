@@ -183,6 +183,7 @@ func (c *Control) start(seed *Entry) error {
 	c.rmu.Unlock()
 	if has {
 		c.catchUp(r)
+		go c.refreshAddress()
 	}
 	if has || seed == nil {
 		return nil
@@ -195,6 +196,38 @@ func (c *Control) start(seed *Entry) error {
 		return err
 	}
 	return c.applyLocal(r, *seed)
+}
+
+// refreshAddress commits this node's address when it restarted with
+// another one (a new port, cluster-announce-*) than the topology holds.
+func (c *Control) refreshAddress() {
+	want := c.o.Self
+	deadline := time.Now().Add(c.applyTimeout())
+	for time.Now().Before(deadline) {
+		c.fsm.mu.Lock()
+		n := c.fsm.st.Nodes[c.fsm.self]
+		var have Node
+		if n != nil {
+			have = *n
+		}
+		c.fsm.mu.Unlock()
+		if n == nil {
+			time.Sleep(50 * time.Millisecond) // not caught up yet
+			continue
+		}
+		upd := have
+		if want.IP != "" {
+			upd.IP = want.IP
+		}
+		upd.Port, upd.TLSPort, upd.BusPort, upd.Hostname = want.Port, want.TLSPort, want.BusPort, want.Hostname
+		if upd == have {
+			return
+		}
+		if err := c.propose(Entry{Op: OpAddNode, Node: &upd}); err != nil {
+			c.log.Warn("cluster: cannot update this node's address in the topology", "err", err)
+		}
+		return
+	}
 }
 
 // catchUp, when a member of a group of several restarts without a

@@ -239,8 +239,11 @@ func TestRaftRestart(t *testing.T) {
 
 	// b restarts its Raft from its directory.
 	require.NoError(t, b.ctl.Close())
+	b.ctl.o.Self.Hostname = "b.example" // a new cluster-announce-hostname
 	require.NoError(t, b.ctl.start(nil))
 	require.Equal(t, "OK", b.do("cluster", "addslots", 200))
+	require.Eventually(t, func() bool { return strings.Contains(a.view(t), ",b.example master") }, 5*time.Second, 20*time.Millisecond,
+		"the restart's new address is committed")
 	v := agree(t, 2, a, b)
 	require.Regexp(t, b.id+" .* 200\n", v+"\n")
 	require.Contains(t, v, " 0-100")

@@ -271,7 +271,8 @@ func cmdClusterMyid(c *Client, args [][]byte) {
 // CLUSTER NODES
 //
 // One line: "<id> <ip>:<port>@<bus-port>[,<hostname>] myself,master - 0 0
-// <epoch> connected 0-16383". ratekv has no cluster bus: its port is 0.
+// <epoch> connected 0-16383". Without the topology's control plane
+// (tests) there is no cluster bus: its port is 0.
 func cmdClusterNodes(c *Client, args [][]byte) {
 	if t := c.eng.SlotTable(); t != nil {
 		c.writeTableNodes(t)
@@ -279,12 +280,31 @@ func cmdClusterNodes(c *Client, args [][]byte) {
 	}
 	node := c.eng.node.Load()
 	ip, port, hostname := c.announced()
-	addr := ip + ":" + strconv.FormatInt(port, 10) + "@0"
+	addr := ip + ":" + strconv.FormatInt(port, 10) + "@" + strconv.FormatInt(c.busPort(), 10)
 	if hostname != "" {
 		addr += "," + hostname
 	}
 	c.WriteVerbatim(node.ID + " " + addr + " myself,master - 0 0 " +
 		strconv.FormatUint(node.ConfigEpoch, 10) + " connected 0-" + strconv.Itoa(shards.NumSlots-1) + "\n")
+}
+
+// busPort is this node's cluster bus port as the other nodes are told it:
+// cluster-announce-bus-port, else cluster-port, else port + 10000; 0
+// without a control plane.
+func (c *Client) busPort() int64 {
+	cfg := c.eng.cfg
+	if c.eng.clusterCtl == nil {
+		return 0
+	}
+	if p := cfg.Int(config.ClusterAnnounceBusPort); p != 0 {
+		return p
+	}
+	if p := cfg.Int(config.ClusterPort); p != 0 {
+		return p
+	}
+	_, p, _ := net.SplitHostPort(c.LocalAddr)
+	port, _ := strconv.ParseInt(p, 10, 64)
+	return port + 10000
 }
 
 // CLUSTER SLOTS
