@@ -68,6 +68,7 @@ func (c *Control) Replicate(primary string) error {
 // FORGET). A node FORGET removed recently is forgotten already: OK, as
 // redis-cli sends FORGET to every node.
 func (c *Control) Forget(id string) error {
+	c.waitReady()
 	self := c.selfID()
 	st := c.State()
 	switch {
@@ -163,6 +164,7 @@ func (c *Control) selfRecord(st *State, ip string) Node {
 // Meet joins this node and the node at ip:port into one cluster (CLUSTER
 // MEET ip port [bus-port]).
 func (c *Control) Meet(ip string, port, busPort int) error {
+	c.waitReady()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.State()
@@ -205,7 +207,7 @@ func (c *Control) Meet(ip string, port, busPort int) error {
 	c.fsm.mu.Lock()
 	c.fsm.st = NewState()
 	c.fsm.mu.Unlock()
-	if err := c.start(nil); err != nil {
+	if err := c.start(nil, true); err != nil {
 		return c.rejoinAlone(st, err)
 	}
 	rdb := c.client(ip, port)
@@ -240,7 +242,7 @@ func (c *Control) rejoinAlone(old *State, cause error) error {
 	c.fsm.mu.Lock()
 	c.fsm.st = NewState()
 	c.fsm.mu.Unlock()
-	if err := c.start(&seed); err != nil {
+	if err := c.start(&seed, true); err != nil {
 		c.log.Error("cluster: cannot restart this node's own Raft group after a failed MEET", "err", err)
 	}
 	return cause
@@ -249,6 +251,7 @@ func (c *Control) rejoinAlone(old *State, cause error) error {
 // MeetBack is another cluster's node asking this node, alone, to join it
 // (CLUSTER RATEKV-MEETBACK).
 func (c *Control) MeetBack(ip string, port, busPort int) error {
+	c.waitReady()
 	if st := c.State(); len(st.Nodes) > 1 {
 		for _, n := range st.Nodes {
 			if n.IP == ip && n.Port == port {
@@ -264,6 +267,7 @@ func (c *Control) MeetBack(ip string, port, busPort int) error {
 // the leader, its record and then its membership; elsewhere, sent on to
 // the leader.
 func (c *Control) Join(data []byte) error {
+	c.waitReady()
 	var req joinRequest
 	if err := json.Unmarshal(data, &req); err != nil || req.Node.ID == "" || req.Node.IP == "" {
 		return errors.New("ERR bad cluster join request")
@@ -327,6 +331,7 @@ func (c *Control) Join(data []byte) error {
 // forgets it, and it starts a group of its own again, serving no slot, a
 // primary; hard also gives it a new id and epoch 0.
 func (c *Control) Reset(hard bool) error {
+	c.waitReady()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.State()
@@ -357,5 +362,5 @@ func (c *Control) Reset(hard bool) error {
 	c.fsm.st = NewState()
 	c.fsm.self = me.ID
 	c.fsm.mu.Unlock()
-	return c.start(&Entry{Op: OpAddNode, Node: &me, Explicit: true})
+	return c.start(&Entry{Op: OpAddNode, Node: &me, Explicit: true}, true)
 }

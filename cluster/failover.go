@@ -158,6 +158,7 @@ func (c *Control) judge(st *State, probes map[string]*probe, now time.Time) {
 // replica catches up with its offset, so that no acknowledged write is
 // lost.
 func (c *Control) Failover(force bool) error {
+	c.waitReady()
 	st := c.State()
 	me := st.Nodes[c.selfID()]
 	if me == nil || me.Primary == "" {

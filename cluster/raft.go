@@ -73,6 +73,7 @@ type Control struct {
 	r     *raft.Raft
 	trans *raft.NetworkTransport
 	store *raftboltdb.BoltStore
+	ready chan struct{} // closed once a fresh group applied this node's record
 }
 
 // Open starts the node's Raft: it resumes the group kept in Dir, or
@@ -91,7 +92,7 @@ func Open(o Options) (*Control, error) {
 	c.fsm = &fsm{st: NewState(), self: o.Self.ID, last: o.Self, publish: c.publish}
 	seed := o.Self
 	seed.Primary, seed.Fail = "", false
-	if err := c.start(&Entry{Op: OpAddNode, Node: &seed, Explicit: o.Explicit}); err != nil {
+	if err := c.start(&Entry{Op: OpAddNode, Node: &seed, Explicit: o.Explicit}, false); err != nil {
 		return nil, err
 	}
 	c.stopMon = make(chan struct{})
@@ -141,8 +142,9 @@ func (c *Control) advertise() *net.TCPAddr {
 }
 
 // start opens the stores and Raft; a node without Raft state bootstraps
-// a group of itself and applies seed once it leads it.
-func (c *Control) start(seed *Entry) error {
+// a group of itself and applies seed once it leads it: before start
+// returns when wait, else in the background (ready is closed then).
+func (c *Control) start(seed *Entry, wait bool) error {
 	if err := os.MkdirAll(c.o.Dir, 0o755); err != nil {
 		return err
 	}
@@ -181,21 +183,83 @@ func (c *Control) start(seed *Entry) error {
 	c.rmu.Lock()
 	c.r, c.trans, c.store = r, trans, store
 	c.rmu.Unlock()
+	ready := make(chan struct{})
+	c.rmu.Lock()
+	c.ready = ready
+	c.rmu.Unlock()
+	alone := false
 	if has {
 		c.catchUp(r)
 		go c.refreshAddress()
+		f := r.GetConfiguration()
+		alone = f.Error() == nil && len(f.Configuration().Servers) == 1
 	}
-	if has || seed == nil {
+	// A group of one that crashed before its first entry applied seeds
+	// itself at its restart too.
+	if seed == nil || has && !alone {
+		close(ready)
 		return nil
 	}
-	id := raft.ServerID(c.fsm.selfID())
-	if err := r.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: id, Address: trans.LocalAddr()}}}).Error(); err != nil {
-		return fmt.Errorf("cluster: bootstrap: %w", err)
+	if !has {
+		id := raft.ServerID(c.fsm.selfID())
+		if err := r.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: id, Address: trans.LocalAddr()}}}).Error(); err != nil {
+			close(ready)
+			return fmt.Errorf("cluster: bootstrap: %w", err)
+		}
+		if seed.Explicit {
+			c.publishAlone(*seed.Node) // serving no slot from the start
+		}
 	}
-	if err := c.waitLeader(r, 10*c.raftConfig().ElectionTimeout+time.Second); err != nil {
-		return err
+	seedIt := func() error {
+		defer close(ready)
+		if err := c.waitLeader(r, 10*c.raftConfig().ElectionTimeout+time.Second); err != nil {
+			return err
+		}
+		if err := r.Barrier(c.applyTimeout()).Error(); err != nil { // the log applied
+			return c.raftErr(err)
+		}
+		c.fsm.mu.Lock()
+		known := c.fsm.st.Nodes[c.fsm.self] != nil
+		c.fsm.mu.Unlock()
+		if known {
+			return nil
+		}
+		return c.applyLocal(r, *seed)
 	}
-	return c.applyLocal(r, *seed)
+	if !wait {
+		// The group of one elects this node after a heartbeat timeout or
+		// two: the server need not wait for it, the changes do (ready).
+		go func() {
+			if err := seedIt(); err != nil && r.State() != raft.Shutdown {
+				c.log.Error("cluster: cannot start this node's own Raft group", "err", err)
+			}
+		}()
+		return nil
+	}
+	return seedIt()
+}
+
+// waitReady waits (bounded) until a fresh group's first entry, this
+// node's record, is applied: the changes that follow need it.
+func (c *Control) waitReady() {
+	c.rmu.RLock()
+	ch := c.ready
+	c.rmu.RUnlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-time.After(c.applyTimeout()):
+	}
+}
+
+// publishAlone publishes a table of node n alone, serving no slot.
+func (c *Control) publishAlone(n Node) {
+	me := NewState()
+	me.Nodes[n.ID] = &n
+	me.Explicit = true
+	c.o.Engine.SetSlotTable(me.Table(n.ID))
 }
 
 // refreshAddress commits this node's address when it restarted with
@@ -245,11 +309,7 @@ func (c *Control) catchUp(r *raft.Raft) {
 	if c.fsm.st.Nodes[c.fsm.self] != nil {
 		return
 	}
-	me := NewState()
-	n := c.fsm.last
-	me.Nodes[n.ID] = &n
-	me.Explicit = true
-	c.o.Engine.SetSlotTable(me.Table(n.ID))
+	c.publishAlone(c.fsm.last)
 }
 
 // stop shuts Raft down and closes its stores.
@@ -294,6 +354,9 @@ func (c *Control) raft() *raft.Raft {
 func (c *Control) waitLeader(r *raft.Raft, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for r.State() != raft.Leader {
+		if r.State() == raft.Shutdown {
+			return errors.New("cluster: Raft was shut down")
+		}
 		if time.Now().After(deadline) {
 			return errors.New("cluster: this node did not become the leader of its own group")
 		}
@@ -364,6 +427,7 @@ func (c *Control) propose(e Entry) error {
 // retry runs fn until it succeeds or fails for another reason than the
 // lack of a leader, for at most applyTimeout.
 func (c *Control) retry(fn func() error) error {
+	c.waitReady()
 	deadline := time.Now().Add(c.applyTimeout())
 	for {
 		err := fn()

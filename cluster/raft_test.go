@@ -240,7 +240,7 @@ func TestRaftRestart(t *testing.T) {
 	// b restarts its Raft from its directory.
 	require.NoError(t, b.ctl.Close())
 	b.ctl.o.Self.Hostname = "b.example" // a new cluster-announce-hostname
-	require.NoError(t, b.ctl.start(nil))
+	require.NoError(t, b.ctl.start(nil, true))
 	require.Equal(t, "OK", b.do("cluster", "addslots", 200))
 	require.Eventually(t, func() bool { return strings.Contains(a.view(t), ",b.example master") }, 5*time.Second, 20*time.Millisecond,
 		"the restart's new address is committed")
@@ -314,4 +314,22 @@ func TestRaftFailover(t *testing.T) {
 	require.Equal(t, "master", role[0])
 	require.Equal(t, int64(201), a.rdb.DBSize(ctx).Val(), "every key the replica had")
 	require.NoError(t, a.rdb.Set(ctx, "k0", "new", 0).Err(), "it takes writes")
+}
+
+// TestRaftSeedAfterCrash: a node that stops before its new group applied
+// its own record applies it when it restarts, and takes changes then.
+func TestRaftSeedAfterCrash(t *testing.T) {
+	n := startNode(t)
+	o := n.ctl.o
+	o.Dir, o.Self.BusPort, o.Self.ID = t.TempDir(), freePort(t), nodeid.New().ID
+	ctl, err := Open(o)
+	require.NoError(t, err)
+	require.NoError(t, ctl.Close()) // before the election: nothing applied
+	ctl, err = Open(o)
+	require.NoError(t, err)
+	defer ctl.Close()
+	require.NoError(t, ctl.AddSlots([]uint16{1, 2}))
+	st := ctl.State()
+	require.Equal(t, []string{o.Self.ID}, st.IDs())
+	require.Equal(t, 2, st.SlotsOf(o.Self.ID))
 }
