@@ -19,7 +19,8 @@ var allowedImports = map[string][]string{
 	"command": {"resp", "journal", "config", "gcra", "shards", "persist"},
 	"server":  {"resp", "journal", "config", "gcra", "shards", "persist", "command"},
 	"metrics": {"config", "persist", "command"},
-	"main":    {"resp", "journal", "config", "gcra", "shards", "persist", "command", "server", "metrics"},
+	"cluster": {"resp", "journal", "config", "gcra", "shards", "persist", "command"},
+	"main":    {"resp", "journal", "config", "gcra", "shards", "persist", "command", "server", "metrics", "cluster"},
 }
 
 const module = "github.com/ratekv/ratekv"

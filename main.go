@@ -190,6 +190,14 @@ func run(args []string) int {
 		}
 	}()
 	srv.StartReplication()
+	if cfg.Bool(config.ClusterEnabled) {
+		ctl, err := startCluster(cfg, srv, srv.Node(), log)
+		if err != nil {
+			log.Error("cannot start the cluster topology; not starting", "err", err)
+			return 1
+		}
+		defer ctl.Close()
+	}
 	log.Info("ready to accept connections", "addr", srv.Addr().String(), "version", command.Version, "shards", store.NumShards())
 
 	errc := make(chan error, 1)

@@ -165,8 +165,22 @@ func cmdClusterKeyslot(c *Client, args [][]byte) { c.WriteInt(int64(shards.KeySl
 // CLUSTER HELP
 func cmdClusterHelp(c *Client, args [][]byte) {
 	c.writeHelp(args[0], []string{
+		"ADDSLOTS <slot> [<slot> ...]",
+		"    Assign slots to current node.",
+		"ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+		"    Assign slots which are between <start-slot> and <end-slot> to current node.",
+		"COUNT-FAILURE-REPORTS <node-id>",
+		"    Return number of failure reports for <node-id>.",
 		"COUNTKEYSINSLOT <slot>",
 		"    Return the number of keys in <slot>.",
+		"DELSLOTS <slot> [<slot> ...]",
+		"    Delete slots information from current node.",
+		"DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+		"    Delete slots information which are between <start-slot> and <end-slot> from current node.",
+		"FAILOVER [FORCE|TAKEOVER]",
+		"    Promote current replica node to being a master.",
+		"FORGET <node-id>",
+		"    Remove a node from the cluster.",
 		"GETKEYSINSLOT <slot> <count>",
 		"    Return key names stored by current node in a slot.",
 		"INFO",
@@ -175,17 +189,27 @@ func cmdClusterHelp(c *Client, args [][]byte) {
 		"    Return the hash slot for <key>.",
 		"LINKS",
 		"    Return information about all network links between this node and its peers.",
+		"MEET <ip> <port> [<bus-port>]",
+		"    Connect nodes into a working cluster.",
 		"MYID",
 		"    Return the node id.",
 		"NODES",
 		"    Return cluster configuration seen by node. Output format:",
 		"    <id> <ip:port@bus-port[,hostname]> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+		"REPLICATE <node-id>",
+		"    Configure current node as replica to <node-id>.",
+		"RESET [HARD|SOFT]",
+		"    Reset current node (default: soft).",
+		"SET-CONFIG-EPOCH <epoch>",
+		"    Set config epoch of current node.",
 		"SHARDS",
 		"    Return information about slot range mappings and the nodes associated with them.",
 		"SLOTS",
 		"    Return information about slots range mappings. Each range is made of:",
 		"    start, end, master and replicas IP addresses, ports and ids",
-		"(ratekv answers as a cluster of one node owning every slot when cluster-enabled is yes; otherwise only KEYSLOT.)",
+		"REPLICAS <node-id>",
+		"    Return <node-id> replicas.",
+		"(The topology of several nodes is held in Raft among them: see docs/cluster.md.)",
 	})
 }
 
@@ -210,6 +234,10 @@ func (c *Client) announced() (ip string, port int64, hostname string) {
 
 // CLUSTER INFO
 func cmdClusterInfo(c *Client, args [][]byte) {
+	if t := c.eng.SlotTable(); t != nil {
+		c.writeTableInfo(t)
+		return
+	}
 	epoch := strconv.FormatUint(c.eng.node.Load().ConfigEpoch, 10)
 	var b strings.Builder
 	for _, f := range [][2]string{
@@ -232,16 +260,27 @@ func cmdClusterInfo(c *Client, args [][]byte) {
 }
 
 // CLUSTER MYID
-func cmdClusterMyid(c *Client, args [][]byte) { c.WriteBulkString(c.eng.node.Load().ID) }
+func cmdClusterMyid(c *Client, args [][]byte) {
+	if t := c.eng.SlotTable(); t != nil {
+		c.WriteBulkString(t.Nodes[t.Self].ID)
+		return
+	}
+	c.WriteBulkString(c.eng.node.Load().ID)
+}
 
 // CLUSTER NODES
 //
 // One line: "<id> <ip>:<port>@<bus-port>[,<hostname>] myself,master - 0 0
-// <epoch> connected 0-16383". ratekv has no cluster bus: its port is 0.
+// <epoch> connected 0-16383". Without the topology's control plane
+// (tests) there is no cluster bus: its port is 0.
 func cmdClusterNodes(c *Client, args [][]byte) {
+	if t := c.eng.SlotTable(); t != nil {
+		c.writeTableNodes(t)
+		return
+	}
 	node := c.eng.node.Load()
 	ip, port, hostname := c.announced()
-	addr := ip + ":" + strconv.FormatInt(port, 10) + "@0"
+	addr := ip + ":" + strconv.FormatInt(port, 10) + "@" + strconv.FormatInt(c.busPort(), 10)
 	if hostname != "" {
 		addr += "," + hostname
 	}
@@ -249,8 +288,31 @@ func cmdClusterNodes(c *Client, args [][]byte) {
 		strconv.FormatUint(node.ConfigEpoch, 10) + " connected 0-" + strconv.Itoa(shards.NumSlots-1) + "\n")
 }
 
+// busPort is this node's cluster bus port as the other nodes are told it:
+// cluster-announce-bus-port, else cluster-port, else port + 10000; 0
+// without a control plane.
+func (c *Client) busPort() int64 {
+	cfg := c.eng.cfg
+	if c.eng.clusterCtl == nil {
+		return 0
+	}
+	if p := cfg.Int(config.ClusterAnnounceBusPort); p != 0 {
+		return p
+	}
+	if p := cfg.Int(config.ClusterPort); p != 0 {
+		return p
+	}
+	_, p, _ := net.SplitHostPort(c.LocalAddr)
+	port, _ := strconv.ParseInt(p, 10, 64)
+	return port + 10000
+}
+
 // CLUSTER SLOTS
 func cmdClusterSlots(c *Client, args [][]byte) {
+	if t := c.eng.SlotTable(); t != nil {
+		c.writeTableSlots(t)
+		return
+	}
 	ip, port, hostname := c.announced()
 	c.WriteArray(1)
 	c.WriteArray(3)
@@ -271,6 +333,10 @@ func cmdClusterSlots(c *Client, args [][]byte) {
 
 // CLUSTER SHARDS
 func cmdClusterShards(c *Client, args [][]byte) {
+	if t := c.eng.SlotTable(); t != nil {
+		c.writeTableShards(t)
+		return
+	}
 	ip, port, hostname := c.announced()
 	c.WriteArray(1)
 	c.WriteMap(2)
@@ -280,29 +346,7 @@ func cmdClusterShards(c *Client, args [][]byte) {
 	c.WriteInt(shards.NumSlots - 1)
 	c.WriteBulkString("nodes")
 	c.WriteArray(1)
-	n := 7
-	if hostname != "" {
-		n++
-	}
-	c.WriteMap(n)
-	c.WriteBulkString("id")
-	c.WriteBulkString(c.eng.node.Load().ID)
-	c.WriteBulkString("port")
-	c.WriteInt(port)
-	c.WriteBulkString("ip")
-	c.WriteBulkString(ip)
-	c.WriteBulkString("endpoint")
-	c.WriteBulkString(ip)
-	if hostname != "" {
-		c.WriteBulkString("hostname")
-		c.WriteBulkString(hostname)
-	}
-	c.WriteBulkString("role")
-	c.WriteBulkString("master")
-	c.WriteBulkString("replication-offset")
-	c.WriteInt(0)
-	c.WriteBulkString("health")
-	c.WriteBulkString("online")
+	c.writeShardNode(shardNode{id: c.eng.node.Load().ID, ip: ip, port: port, hostname: hostname, role: "master", health: "online"})
 }
 
 // CLUSTER LINKS: a node alone has no links to peers.

@@ -8,7 +8,12 @@ package command
 //
 // A nil table is the one-node cluster: this node serves every slot.
 
-import "github.com/ratekv/ratekv/shards"
+import (
+	"strconv"
+
+	"github.com/ratekv/ratekv/internal/nodeid"
+	"github.com/ratekv/ratekv/shards"
+)
 
 // NodeAddr is one node of the cluster as clients are told of it.
 type NodeAddr struct {
@@ -20,6 +25,7 @@ type NodeAddr struct {
 	Hostname    string
 	Primary     string // the primary's id, for a replica; "" for a primary
 	ConfigEpoch uint64
+	Fail        bool // the topology's leader found it unreachable
 }
 
 // SlotTable is one published state of the topology; it is never changed
@@ -48,7 +54,66 @@ type ClusterControl interface {
 	// SetSlotNode assigns slot to the node with id (CLUSTER SETSLOT
 	// slot NODE id).
 	SetSlotNode(slot uint16, id string) error
+
+	// Meet joins this node and the node at ip:port (CLUSTER MEET).
+	Meet(ip string, port, busPort int) error
+	// AddSlots gives slots to this node (CLUSTER ADDSLOTS[RANGE]).
+	AddSlots(slots []uint16) error
+	// DelSlots unassigns slots (CLUSTER DELSLOTS[RANGE]).
+	DelSlots(slots []uint16) error
+	// SetConfigEpoch sets this node's epoch (CLUSTER SET-CONFIG-EPOCH).
+	SetConfigEpoch(epoch uint64) error
+	// Forget removes node id from the cluster (CLUSTER FORGET).
+	Forget(id string) error
+	// Reset makes this node leave the cluster (CLUSTER RESET).
+	Reset(hard bool) error
+	// Replicate makes this node a replica of primary (CLUSTER
+	// REPLICATE).
+	Replicate(primary string) error
+	// Failover promotes this replica in its primary's place (CLUSTER
+	// FAILOVER); unless force, coordinated with the primary so that no
+	// acknowledged write is lost.
+	Failover(force bool) error
+
+	// The requests nodes send each other over RESP (CLUSTER RATEKV-*).
+	Join(req []byte) error
+	MeetBack(ip string, port, busPort int) error
+	ApplyForwarded(entry []byte) (index int64, err error)
+	ForgetForwarded(id string) error
 }
 
 // SetClusterControl wires the topology's control plane (main, at start).
 func (e *Engine) SetClusterControl(ctl ClusterControl) { e.clusterCtl = ctl }
+
+// FollowPrimary sets this node's replication role as the cluster's
+// topology says: replicate host:port, or ("") be a primary. It is
+// REPLICAOF without the client, which cluster mode refuses to users;
+// nothing happens when the role is already that.
+func (e *Engine) FollowPrimary(host string, port int) {
+	r := e.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if host == "" {
+		if r.masterHost != "" {
+			r.unsetMasterLocked()
+			r.log.Info("MASTER MODE enabled (cluster topology)")
+		}
+		return
+	}
+	p := strconv.Itoa(port)
+	if r.masterHost == host && r.masterPort == p {
+		return
+	}
+	r.setMasterLocked(host, p)
+	r.log.Info("REPLICAOF enabled (cluster topology)", "host", host, "port", p)
+}
+
+// replOffset is this node's replication offset.
+func (e *Engine) replOffset() int64 {
+	e.repl.mu.Lock()
+	defer e.repl.mu.Unlock()
+	return e.repl.offsetLocked()
+}
+
+// Node returns the cluster node's identity (SetNode).
+func (e *Engine) Node() nodeid.Identity { return *e.node.Load() }

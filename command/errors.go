@@ -99,6 +99,9 @@ const (
 	errScriptNoCluster    = "ERR Can not run script on cluster, 'no-cluster' flag is set."
 	errScriptNonLocalKey  = "Script attempted to access a non local key in a cluster node"
 	errScriptCrossSlot    = "Script attempted to access keys that do not hash to the same slot"
+	errReplicaofCluster   = "ERR REPLICAOF not allowed in cluster mode."
+	errClusterNoControl   = "ERR this node has no cluster topology to change (cluster-enabled without its control plane)"
+	errClusterResetKeys   = "ERR CLUSTER RESET can't be called with master nodes containing keys"
 
 	// Persistence (persist.go). errSaveFailed is Redis's bare shared.err.
 	errBusyKey           = "BUSYKEY Target key name already exists."
@@ -241,3 +244,33 @@ const (
 // the new files or settings do not load: CONFIG SET then fails with
 // Redis's reason, and the server's log says why.
 var ErrTLSConfig = errors.New(errTLSConfig)
+
+// Redis Cluster's topology errors (src/cluster.c), shared with the cluster
+// package, which gives them when an entry cannot apply: the format takes
+// the slot, node id or value the message names.
+const (
+	ErrSlotOutOfRange     = "ERR Invalid or out of range slot"
+	ErrSlotBusy           = "ERR Slot %d is already busy"
+	ErrSlotUnassigned     = "ERR Slot %d is already unassigned"
+	ErrSlotTwice          = "ERR Slot %d specified multiple times"
+	ErrSlotRangeOrder     = "ERR start slot number %d is greater than end slot number %d"
+	ErrUnknownNode        = "ERR Unknown node %s"
+	ErrForgetMyself       = "ERR I tried hard but I can't forget myself..."
+	ErrForgetMaster       = "ERR Can't forget my master!"
+	ErrReplicateMyself    = "ERR Can't replicate myself"
+	ErrReplicateReplica   = "ERR I can only replicate a master, not a replica."
+	ErrReplicateNotEmpty  = "ERR To set a master the node must be empty and without assigned slots."
+	ErrNotMaster          = "ERR The specified node is not a master"
+	ErrConfigEpochInvalid = "ERR Invalid config epoch specified: %s"
+	ErrConfigEpochKnown   = "ERR The user can assign a config epoch only when the node does not know any other node."
+	ErrConfigEpochNonZero = "ERR Node config epoch is already non-zero"
+	ErrInvalidBasePort    = "ERR Invalid base port specified: %s"
+	ErrInvalidBusPort     = "ERR Invalid bus port specified: %s"
+	ErrInvalidNodeAddr    = "ERR Invalid node address specified: %s:%s"
+	ErrFailoverMaster     = "ERR You should send CLUSTER FAILOVER to a replica"
+	ErrSetSlotUnknownNode = "ERR I don't know about node %s"
+	ErrSetSlotNotMaster   = "ERR Target node is not a master"
+	ErrMeetTwoGroups      = "ERR both nodes are already in clusters of several nodes: CLUSTER FORGET or RESET one side first"
+	ErrMeetConflict       = "ERR the joining node serves slot %d, which node %s serves"
+	ErrClusterNoLeader    = "ERR the cluster topology has no leader (a majority of its voters is unreachable): it cannot change now"
+)

@@ -394,6 +394,10 @@ func (r *replication) unsetMasterLocked() {
 
 // REPLICAOF host port | NO ONE
 func cmdReplicaof(c *Client, args [][]byte) {
+	if c.eng.cluster {
+		c.WriteError(errReplicaofCluster)
+		return
+	}
 	r := c.eng.repl
 	host, port := string(args[1]), string(args[2])
 	if strings.EqualFold(host, "no") && strings.EqualFold(port, "one") {

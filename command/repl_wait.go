@@ -17,6 +17,7 @@ type waitReq struct {
 	deadline time.Time // zero: none
 	n        int64     // the reply, set before done is closed
 	done     chan struct{}
+	reply    func(*Client) // another reply than n (a cluster change, await), set before done is closed
 }
 
 // WAIT numreplicas timeout
@@ -131,7 +132,11 @@ func (c *Client) BlockOutcome() bool {
 			return false
 		}
 		c.wait = nil
-		c.WriteInt(w.n)
+		if w.reply != nil {
+			w.reply(c)
+		} else {
+			c.WriteInt(w.n)
+		}
 		return true
 	}
 	return c.ShutdownOutcome()

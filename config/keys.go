@@ -114,6 +114,12 @@ var (
 	ClusterAnnounceIP          = StringKey{newKey("cluster-announce-ip", kindString)}
 	ClusterAnnouncePort        = IntKey{newKey("cluster-announce-port", kindInt)}
 	ClusterAnnounceHostname    = StringKey{newKey("cluster-announce-hostname", kindString)}
+	ClusterConfigFile          = StringKey{newKey("cluster-config-file", kindString)}
+	ClusterNodeTimeout         = IntKey{newKey("cluster-node-timeout", kindInt)}
+	ClusterPort                = IntKey{newKey("cluster-port", kindInt)}
+	ClusterAnnounceBusPort     = IntKey{newKey("cluster-announce-bus-port", kindInt)}
+	ClusterRequireFullCoverage = BoolKey{newKey("cluster-require-full-coverage", kindBool)}
+	ClusterSoloOwnsAllSlots    = BoolKey{newKey("cluster-solo-owns-all-slots", kindBool)}
 	ProtectedMode              = BoolKey{newKey("protected-mode", kindBool)}
 	TLSPort                    = IntKey{newKey("tls-port", kindInt)}
 	TLSCertFile                = StringKey{newKey("tls-cert-file", kindString)}

@@ -1,0 +1,335 @@
+package cluster
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekv/ratekv/config"
+	"github.com/ratekv/ratekv/internal/nodeid"
+	"github.com/ratekv/ratekv/server"
+	"github.com/ratekv/ratekv/shards"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+var ctx = context.Background()
+
+// testNode is one in-process cluster node: a server and its Control.
+type testNode struct {
+	srv  *server.Server
+	ctl  *Control
+	rdb  *redis.Client
+	port int
+	id   string
+	down bool
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startNode starts a cluster-mode server on loopback with its topology in
+// Raft (node timeout 1 s: heartbeats of 100 ms), serving no slot.
+func startNode(t *testing.T) *testNode {
+	t.Helper()
+	cfg := config.New()
+	for _, kv := range [][2]string{{"port", "0"}, {"save", ""}, {"appendonly", "no"}, {"dir", t.TempDir()}, {"cluster-enabled", "yes"}} {
+		require.NoError(t, cfg.Set(kv[0], kv[1]))
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store := shards.New(shards.Options{Shards: 4})
+	t.Cleanup(store.Close)
+	srv := server.New(store, cfg, log)
+	require.NoError(t, srv.Listen())
+	srv.StartReplication()
+	id := nodeid.New()
+	id.ConfigEpoch = 0
+	srv.SetNode(id)
+	n := &testNode{srv: srv, port: srv.Addr().(*net.TCPAddr).Port, id: id.ID}
+	ctl, err := Open(Options{Dir: t.TempDir(), Self: Node{ID: id.ID, IP: "127.0.0.1", Port: n.port, BusPort: freePort(t)},
+		BindIP: "127.0.0.1", NodeTimeout: time.Second, Engine: srv.Engine, Config: cfg, Logger: log, Explicit: true})
+	require.NoError(t, err)
+	srv.SetClusterControl(ctl)
+	go srv.Serve()
+	n.ctl = ctl
+	n.rdb = redis.NewClient(&redis.Options{Addr: srv.Addr().String(), MaxRetries: -1})
+	t.Cleanup(func() {
+		n.rdb.Close()
+		n.kill()
+	})
+	return n
+}
+
+// kill ends the node: its Raft and its server.
+func (n *testNode) kill() {
+	if n.down {
+		return
+	}
+	n.down = true
+	n.stop()
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n.srv.Shutdown(c)
+}
+
+// stop ends the node's Raft (as a crash does, for the others).
+func (n *testNode) stop() { n.ctl.Close() }
+
+// do sends a command and returns its reply or error as text.
+func (n *testNode) do(args ...any) string {
+	v, err := n.rdb.Do(ctx, args...).Result()
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	switch v := v.(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	}
+	return "?"
+}
+
+// view is a node's CLUSTER NODES without what differs between nodes
+// (myself, the pong times): one "id addr flags primary epoch slots" line
+// per node, sorted by id.
+func (n *testNode) view(t *testing.T) string {
+	t.Helper()
+	out, err := n.rdb.ClusterNodes(ctx).Result()
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		f[2] = strings.TrimPrefix(f[2], "myself,")
+		lines = append(lines, strings.Join(append([]string{f[0], f[1], f[2], f[3], f[6]}, f[8:]...), " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// agree waits until every node's view is the same and has want nodes,
+// and returns it.
+func agree(t *testing.T, want int, nodes ...*testNode) string {
+	t.Helper()
+	var views []string
+	require.Eventually(t, func() bool {
+		views = views[:0]
+		for _, n := range nodes {
+			views = append(views, n.view(t))
+		}
+		for _, v := range views {
+			if v != views[0] || strings.Count(v, "\n")+1 != want {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 20*time.Millisecond, "the nodes do not agree: %q", views)
+	return views[0]
+}
+
+// TestRaftGroup: three nodes meet into one Raft group and agree on every
+// change whichever node it is sent to; errors come back from the leader
+// as Redis's; two clusters cannot meet; the group survives its leader's
+// loss and forgets it.
+func TestRaftGroup(t *testing.T) {
+	a, b, c := startNode(t), startNode(t), startNode(t)
+	require.Equal(t, "OK", a.do("cluster", "addslotsrange", 0, 8191))
+	require.Equal(t, "OK", b.do("cluster", "addslotsrange", 8192, 16383))
+	require.Equal(t, "OK", b.do("cluster", "meet", "127.0.0.1", a.port))
+	require.Equal(t, "OK", c.do("cluster", "meet", "127.0.0.1", a.port))
+	v := agree(t, 3, a, b, c)
+	require.Contains(t, v, a.id+" 127.0.0.1:")
+	require.Contains(t, v, " 0-8191")
+	require.Contains(t, v, " 8192-16383")
+	require.Equal(t, "OK", a.do("cluster", "meet", "127.0.0.1", c.port), "known already")
+
+	// Every node publishes the same table to its request path.
+	for _, n := range []*testNode{a, b, c} {
+		tab := n.srv.SlotTable()
+		require.NotNil(t, tab)
+		require.Equal(t, n.id, tab.Nodes[tab.Self].ID)
+		require.Equal(t, a.id, tab.Nodes[tab.Owner[0]].ID)
+		require.Equal(t, b.id, tab.Nodes[tab.Owner[16383]].ID)
+	}
+
+	// Changes sent to any node; errors from the leader's apply.
+	for i, tc := range []struct {
+		n    *testNode
+		args []any
+		want string
+	}{
+		{c, []any{"cluster", "addslots", 5}, "error: ERR Slot 5 is already busy"},
+		{b, []any{"cluster", "addslots", 16384}, "error: ERR Invalid or out of range slot"},
+		{c, []any{"cluster", "replicate", "f00"}, "error: ERR Unknown node f00"},
+		{c, []any{"cluster", "replicate", c.id}, "error: ERR Can't replicate myself"},
+		{a, []any{"cluster", "replicate", b.id}, "error: ERR To set a master the node must be empty and without assigned slots."},
+		{c, []any{"cluster", "set-config-epoch", 9}, "error: ERR The user can assign a config epoch only when the node does not know any other node."},
+		{c, []any{"cluster", "forget", c.id}, "error: ERR I tried hard but I can't forget myself..."},
+		{c, []any{"cluster", "meet", "nohost", 7000}, "error: ERR Invalid node address specified: nohost:7000"},
+		{c, []any{"cluster", "meet", "127.0.0.1", "x"}, "error: ERR Invalid base port specified: x"},
+		{c, []any{"replicaof", "127.0.0.1", a.port}, "error: ERR REPLICAOF not allowed in cluster mode."},
+		{c, []any{"cluster", "replicate", b.id}, "OK"},
+		{c, []any{"cluster", "failover", "nope"}, "error: ERR syntax error"},
+		{b, []any{"cluster", "failover"}, "error: ERR You should send CLUSTER FAILOVER to a replica"},
+		{a, []any{"cluster", "delslots", 5}, "OK"},
+		{b, []any{"cluster", "delslots", 5}, "error: ERR Slot 5 is already unassigned"},
+		{a, []any{"cluster", "count-failure-reports", b.id}, "0"},
+	} {
+		require.Equal(t, tc.want, tc.n.do(tc.args...), "step %d: %v", i, tc.args)
+	}
+	v = agree(t, 3, a, b, c)
+	require.Contains(t, v, c.id+" 127.0.0.1:"+strconv.Itoa(c.port))
+	require.Contains(t, v, "slave "+b.id)
+	require.Contains(t, v, " 0-4 6-8191")
+	info, err := b.rdb.ClusterInfo(ctx).Result()
+	require.NoError(t, err)
+	require.Contains(t, info, "cluster_state:fail\r\n", "slot 5 has no node")
+	require.Contains(t, info, "cluster_slots_assigned:16383\r\ncluster_slots_ok:16383\r\n")
+	require.Contains(t, info, "cluster_known_nodes:3\r\ncluster_size:2\r\n")
+	reps, err := a.rdb.Do(ctx, "cluster", "replicas", b.id).StringSlice()
+	require.NoError(t, err)
+	require.Len(t, reps, 1)
+	require.True(t, strings.HasPrefix(reps[0], c.id+" "), reps[0])
+	require.Eventually(t, func() bool {
+		role, err := c.rdb.Do(ctx, "role").Slice()
+		return err == nil && role[0] == "slave" && role[2] == int64(b.port)
+	}, 5*time.Second, 20*time.Millisecond, "the replica replicates its primary")
+
+	// Two clusters of several nodes cannot meet.
+	d, e := startNode(t), startNode(t)
+	require.Equal(t, "OK", e.do("cluster", "meet", "127.0.0.1", d.port))
+	agree(t, 2, d, e)
+	require.Equal(t, "error: ERR both nodes are already in clusters of several nodes: CLUSTER FORGET or RESET one side first", a.do("cluster", "meet", "127.0.0.1", d.port))
+	require.Equal(t, "error: ERR both nodes are already in clusters of several nodes: CLUSTER FORGET or RESET one side first", d.do("cluster", "meet", "127.0.0.1", b.port))
+
+	// The leader leaves: the others elect one and go on, and forget it.
+	var leader *testNode
+	var rest []*testNode
+	for _, n := range []*testNode{a, b, c} {
+		if n.ctl.IsLeader() {
+			leader = n
+		} else {
+			rest = append(rest, n)
+		}
+	}
+	require.NotNil(t, leader)
+	leader.stop()
+	require.Eventually(t, func() bool { return rest[0].ctl.IsLeader() || rest[1].ctl.IsLeader() }, 10*time.Second, 20*time.Millisecond)
+	require.Equal(t, "OK", rest[0].do("cluster", "forget", leader.id))
+	require.Equal(t, "OK", rest[1].do("cluster", "forget", leader.id), "forgotten already: OK, as redis-cli sends it to every node")
+	v = agree(t, 2, rest...)
+	require.NotContains(t, v, leader.id)
+}
+
+// TestRaftRestart: a node restarts into its group with the topology it
+// had, and RESET takes a node out of its group.
+func TestRaftRestart(t *testing.T) {
+	a, b := startNode(t), startNode(t)
+	require.Equal(t, "OK", b.do("cluster", "meet", "127.0.0.1", a.port))
+	require.Equal(t, "OK", a.do("cluster", "addslotsrange", 0, 100))
+	agree(t, 2, a, b)
+
+	// b restarts its Raft from its directory.
+	require.NoError(t, b.ctl.Close())
+	b.ctl.o.Self.Hostname = "b.example" // a new cluster-announce-hostname
+	require.NoError(t, b.ctl.start(nil, true))
+	require.Equal(t, "OK", b.do("cluster", "addslots", 200))
+	require.Eventually(t, func() bool { return strings.Contains(a.view(t), ",b.example master") }, 5*time.Second, 20*time.Millisecond,
+		"the restart's new address is committed")
+	v := agree(t, 2, a, b)
+	require.Regexp(t, b.id+" .* 200\n", v+"\n")
+	require.Contains(t, v, " 0-100")
+
+	// RESET: b leaves, alone with no slot; a forgets it.
+	require.Equal(t, "OK", a.do("cluster", "addslots", 300))
+	require.Equal(t, "error: ERR CLUSTER RESET can't be called with master nodes containing keys", func() string {
+		require.NoError(t, a.rdb.Set(ctx, "k", "v", 0).Err())
+		defer a.rdb.Del(ctx, "k")
+		return a.do("cluster", "reset")
+	}())
+	require.Equal(t, "OK", b.do("cluster", "reset", "hard"))
+	agree(t, 1, a)
+	agree(t, 1, b)
+	require.NotEqual(t, b.id, b.do("cluster", "myid"), "a hard reset gives a new id")
+	require.Equal(t, "OK", b.do("cluster", "meet", "127.0.0.1", a.port), "and it can join again")
+	agree(t, 2, a, b)
+}
+
+// TestRaftFailover: CLUSTER FAILOVER on a replica swaps it with its
+// primary with every acknowledged write; then the new primary dies and
+// the leader promotes its replica after the node timeout, with the keys.
+func TestRaftFailover(t *testing.T) {
+	a, b, c := startNode(t), startNode(t), startNode(t)
+	require.Equal(t, "OK", a.do("cluster", "addslotsrange", 0, 8191))
+	require.Equal(t, "OK", c.do("cluster", "addslotsrange", 8192, 16383))
+	require.Equal(t, "OK", b.do("cluster", "meet", "127.0.0.1", a.port))
+	require.Equal(t, "OK", c.do("cluster", "meet", "127.0.0.1", a.port))
+	require.Equal(t, "OK", b.do("cluster", "replicate", a.id))
+	agree(t, 3, a, b, c)
+	for i := range 200 {
+		require.NoError(t, a.rdb.Set(ctx, "k"+strconv.Itoa(i), i, 0).Err())
+	}
+
+	// Manual: b takes a's place with all 200 keys; a follows b.
+	require.Equal(t, "OK", b.do("cluster", "failover"))
+	require.Equal(t, int64(200), b.rdb.DBSize(ctx).Val())
+	v := agree(t, 3, a, b, c)
+	require.Regexp(t, b.id+" \\S+ master - \\d+ 0-8191", v)
+	require.Contains(t, v, a.id+" 127.0.0.1:"+strconv.Itoa(a.port)+"@")
+	require.Contains(t, v, "slave "+b.id)
+	require.Eventually(t, func() bool {
+		role, err := a.rdb.Do(ctx, "role").Slice()
+		return err == nil && role[0] == "slave" && role[2] == int64(b.port) && role[3] == "connected"
+	}, 10*time.Second, 20*time.Millisecond, "the old primary replicates the new one")
+	require.NoError(t, b.rdb.Set(ctx, "after", "1", 0).Err())
+	require.Eventually(t, func() bool { return a.rdb.Get(ctx, "after").Val() == "1" }, 5*time.Second, 20*time.Millisecond)
+
+	// Automatic: b dies; after the node timeout (1 s) a serves its slots.
+	b.kill()
+	require.Eventually(t, func() bool {
+		for _, n := range []*testNode{a, c} {
+			if !strings.Contains(n.view(t), a.id+" 127.0.0.1:"+strconv.Itoa(a.port)+"@") {
+				return false
+			}
+			tab := n.srv.SlotTable()
+			if tab == nil || tab.Nodes[tab.Owner[0]].ID != a.id {
+				return false
+			}
+		}
+		return true
+	}, 15*time.Second, 50*time.Millisecond, "a replaces b")
+	v = agree(t, 3, a, c)
+	require.Contains(t, v, b.id+" 127.0.0.1:"+strconv.Itoa(b.port)+"@")
+	require.Regexp(t, b.id+" \\S+ slave,fail "+a.id, v)
+	role, err := a.rdb.Do(ctx, "role").Slice()
+	require.NoError(t, err)
+	require.Equal(t, "master", role[0])
+	require.Equal(t, int64(201), a.rdb.DBSize(ctx).Val(), "every key the replica had")
+	require.NoError(t, a.rdb.Set(ctx, "k0", "new", 0).Err(), "it takes writes")
+}
+
+// TestRaftSeedAfterCrash: a node that stops before its new group applied
+// its own record applies it when it restarts, and takes changes then.
+func TestRaftSeedAfterCrash(t *testing.T) {
+	n := startNode(t)
+	o := n.ctl.o
+	o.Dir, o.Self.BusPort, o.Self.ID = t.TempDir(), freePort(t), nodeid.New().ID
+	ctl, err := Open(o)
+	require.NoError(t, err)
+	require.NoError(t, ctl.Close()) // before the election: nothing applied
+	ctl, err = Open(o)
+	require.NoError(t, err)
+	defer ctl.Close()
+	require.NoError(t, ctl.AddSlots([]uint16{1, 2}))
+	st := ctl.State()
+	require.Equal(t, []string{o.Self.ID}, st.IDs())
+	require.Equal(t, 2, st.SlotsOf(o.Self.ID))
+}

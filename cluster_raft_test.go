@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRedisCliCluster: six ratekv processes on loopback become a cluster
+// of three primaries and three replicas with redis-cli --cluster create,
+// as Redis nodes do; redis-cli --cluster check passes, every node's
+// CLUSTER NODES agree, go-redis's ClusterClient reads back keys of every
+// slot, add-node and del-node change the cluster, and after a kill -9 of
+// a primary (the Raft leader too) its replica takes over its slots and
+// the ClusterClient reads every key again.
+func TestRedisCliCluster(t *testing.T) {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Skip("redis-cli not installed")
+	}
+	bin, err := buildBinary()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	procs := map[string]*exec.Cmd{}
+	start := func() string {
+		addr, cmd := startRatekv(t, bin, t.TempDir(), "--cluster-enabled", "yes", "--cluster-solo-owns-all-slots", "no",
+			"--cluster-node-timeout", "1000", "--cluster-port", strconv.Itoa(freeTCPPort(t)), "--save", "", "--appendonly", "no")
+		procs[addr] = cmd
+		return addr
+	}
+	var addrs []string
+	for range 6 {
+		addrs = append(addrs, start())
+	}
+	redisCli := func(args ...string) string {
+		out, err := exec.CommandContext(ctx, cli, append([]string{"--cluster"}, args...)...).CombinedOutput()
+		require.NoError(t, err, "redis-cli --cluster %s:\n%s", strings.Join(args, " "), out)
+		return string(out)
+	}
+	out := redisCli(append(append([]string{"create"}, addrs...), "--cluster-replicas", "1", "--cluster-yes")...)
+	require.Contains(t, out, "[OK] All 16384 slots covered.")
+	out = redisCli("check", addrs[4])
+	require.Contains(t, out, "[OK] All nodes agree about slots configuration.")
+	require.Contains(t, out, "[OK] All 16384 slots covered.")
+	require.Equal(t, 3, strings.Count(out, "1 additional replica(s)"), out)
+
+	clients := map[string]*redis.Client{}
+	for _, a := range addrs {
+		clients[a] = redis.NewClient(&redis.Options{Addr: a})
+		defer clients[a].Close()
+	}
+	agreed := func(addrs []string) string {
+		var first string
+		require.Eventually(t, func() bool {
+			for i, a := range addrs {
+				v := nodesView(t, clients[a])
+				if i == 0 {
+					first = v
+				} else if v != first {
+					return false
+				}
+			}
+			return true
+		}, 10*time.Second, 50*time.Millisecond, "the nodes' CLUSTER NODES differ")
+		return first
+	}
+	view := agreed(addrs)
+	require.Equal(t, 3, strings.Count(view, " master "), view)
+	require.Equal(t, 3, strings.Count(view, " slave "), view)
+
+	// A cluster client writes and reads keys of every slot.
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs[:1]})
+	defer cc.Close()
+	const keys = 3000
+	for i := range keys {
+		require.NoError(t, cc.Set(ctx, fmt.Sprintf("key:%d", i), i, 0).Err())
+	}
+	for i := range keys {
+		require.Equal(t, strconv.Itoa(i), cc.Get(ctx, fmt.Sprintf("key:%d", i)).Val(), "key:%d", i)
+	}
+	var total int64
+	for _, a := range addrs {
+		role, err := clients[a].Do(ctx, "role").Slice()
+		require.NoError(t, err)
+		if role[0] == "master" {
+			n, err := clients[a].DBSize(ctx).Result()
+			require.NoError(t, err)
+			require.Greater(t, n, int64(keys/5), "%s serves its share", a)
+			total += n
+		}
+	}
+	require.Equal(t, int64(keys), total, "each key on its slot's primary only")
+
+	// add-node: a seventh node joins, as a replica of the first primary.
+	extra := start()
+	clients[extra] = redis.NewClient(&redis.Options{Addr: extra})
+	defer clients[extra].Close()
+	out = redisCli("add-node", extra, addrs[0])
+	require.Contains(t, out, "[OK] New node added correctly.")
+	all := append(append([]string(nil), addrs...), extra)
+	view = agreed(all)
+	require.Equal(t, 7, strings.Count(view, "\n")+1)
+
+	// del-node: it leaves; the six others forget it.
+	id, err := clients[extra].ClusterMyID(ctx).Result()
+	require.NoError(t, err)
+	redisCli("del-node", addrs[0], id)
+	view = agreed(addrs)
+	require.NotContains(t, view, id)
+	out = redisCli("check", addrs[0])
+	require.Contains(t, out, "[OK] All nodes agree about slots configuration.")
+	require.Contains(t, out, "[OK] All 16384 slots covered.")
+
+	// kill -9 of the first primary, which leads the Raft group too.
+	deadID, err := clients[addrs[0]].ClusterMyID(ctx).Result()
+	require.NoError(t, err)
+	require.NoError(t, procs[addrs[0]].Process.Kill())
+	procs[addrs[0]].Wait()
+	killed := time.Now()
+	rest := addrs[1:]
+	require.Eventually(t, func() bool {
+		v := nodesView(t, clients[rest[0]])
+		return strings.Contains(v, deadID+" ") && strings.Contains(v, " slave,fail ") && strings.Count(v, " master ") == 3
+	}, 20*time.Second, 50*time.Millisecond, "a replica replaces the killed primary")
+	t.Logf("failover %v after the kill -9 (node timeout 1 s)", time.Since(killed).Round(100*time.Millisecond))
+	view = agreed(rest)
+	require.Regexp(t, deadID+" \\S+ slave,fail ", view)
+	// Until the request path answers -MOVED, a node serves any key it
+	// gets, so the client must learn the new owner from CLUSTER SLOTS.
+	cc.ReloadState(ctx)
+	for i := range keys {
+		v, err := cc.Get(ctx, fmt.Sprintf("key:%d", i)).Result()
+		require.NoError(t, err, "key:%d after the failover", i)
+		require.Equal(t, strconv.Itoa(i), v, "key:%d after the failover", i)
+	}
+}
+
+// freeTCPPort returns a loopback port that was free a moment ago.
+func freeTCPPort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// nodesView is a node's CLUSTER NODES without what differs between
+// nodes (myself, the pong times), its lines sorted.
+func nodesView(t *testing.T, rdb *redis.Client) string {
+	out, err := rdb.ClusterNodes(context.Background()).Result()
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		f[2] = strings.TrimPrefix(f[2], "myself,")
+		lines = append(lines, strings.Join(append([]string{f[0], f[1], f[2], f[3], f[6]}, f[8:]...), " "))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
