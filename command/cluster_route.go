@@ -395,15 +395,13 @@ func cmdClusterSetslot(c *Client, args [][]byte) {
 		c.WriteError(errSetslotReplica)
 		return
 	}
-	n, ok := redisnum.ParseInt(args[2])
-	if !ok || n < 0 || n >= shards.NumSlots {
-		c.WriteError(errSlotRange)
+	slot, action, msg := parseSetslot(args)
+	if msg != "" {
+		c.WriteError(msg)
 		return
 	}
-	slot := uint16(n)
-	action := args[3]
-	switch {
-	case equalFold(action, "migrating") && len(args) == 5:
+	switch action {
+	case "migrating":
 		if !v.ownedHere(slot) {
 			c.WriteError(sprintf(errNotSlotOwner, slot))
 			return
@@ -412,7 +410,7 @@ func cmdClusterSetslot(c *Client, args [][]byte) {
 			return
 		}
 		c.eng.setMigration(slot, false, string(args[4]))
-	case equalFold(action, "importing") && len(args) == 5:
+	case "importing":
 		if v.ownedHere(slot) {
 			c.WriteError(sprintf(errAlreadySlotOwner, slot))
 			return
@@ -421,20 +419,37 @@ func cmdClusterSetslot(c *Client, args [][]byte) {
 			return
 		}
 		c.eng.setMigration(slot, true, string(args[4]))
-	case equalFold(action, "stable") && len(args) == 4:
+	case "stable":
 		c.eng.setMigration(slot, false, "")
 		c.eng.setMigration(slot, true, "")
-	case equalFold(action, "node") && len(args) == 5:
+	case "node":
 		if !c.setslotTarget(v, args[4], errNodeUnknown) {
 			return
 		}
 		c.setslotNode(v, slot, string(args[4]))
 		return
-	default:
-		c.WriteError(errSetslotSyntax)
-		return
 	}
 	c.WriteOK()
+}
+
+// parseSetslot parses CLUSTER SETSLOT's slot (as Redis's getSlotOrReply)
+// and its action, lower-cased, with the node id in args[4] for all but
+// STABLE; msg is the error reply.
+func parseSetslot(args [][]byte) (slot uint16, action, msg string) {
+	n, ok := redisnum.ParseInt(args[2])
+	if !ok || n < 0 || n >= shards.NumSlots {
+		return 0, "", errSlotRange
+	}
+	for _, a := range []string{"migrating", "importing", "stable", "node"} {
+		want := 5
+		if a == "stable" {
+			want = 4
+		}
+		if equalFold(args[3], a) && len(args) == want {
+			return uint16(n), a, ""
+		}
+	}
+	return 0, "", errSetslotSyntax
 }
 
 // setslotTarget checks SETSLOT's node id: a node this node knows, a
