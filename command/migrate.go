@@ -13,11 +13,12 @@ package command
 // its other clients. What Redis's blocking gave for free, that nobody
 // changes a key between its DUMP and its deletion, a fence gives: the
 // handler dumps the keys with their shards held and fences them before it
-// lets go; a command that finds a fenced key once it holds the key's
-// shard (Client.call, EXEC) lets go and waits until the MIGRATE is over,
-// then runs again from the start, so that it is routed anew (to the
-// target, with -ASK, once the key is gone). Inside EXEC or a script the
-// shards are held throughout, and MIGRATE runs there and then, as Redis.
+// lets go; a command that may write and finds a fenced key once it holds
+// the key's shard (Client.call, EXEC) lets go and waits until the MIGRATE
+// is over, then runs again from the start, so that it is routed anew (to
+// the target, with -ASK, once the key is gone); a read goes on. Inside
+// EXEC or a script the shards are held throughout, and MIGRATE runs there
+// and then, as Redis.
 //
 // CLUSTER SETSLOT NODE's commit through the control plane waits off the
 // loop the same way (runAsync).
@@ -332,9 +333,11 @@ func (c *Client) fencedOff(cmd *Command, args [][]byte) bool {
 }
 
 // fencedJob returns the MIGRATE one of cmd's keys is fenced by, or nil.
+// Only a command that may write waits: a read sees the key as it is until
+// the MIGRATE deletes it, as it would have before the MIGRATE.
 func (c *Client) fencedJob(cmd *Command, args [][]byte) *migrateJob {
 	f := c.eng.rt.fence.Load()
-	if f == nil {
+	if f == nil || cmd.Flags&FlagWrite == 0 && cmd.Flags&(FlagScript|FlagReadOnly) != FlagScript {
 		return nil
 	}
 	c.keyBuf = cmd.keyIndexes(args, c.keyBuf[:0])

@@ -160,8 +160,9 @@ func TestMigrateTimeout(t *testing.T) {
 	require.Equal(t, ":0\r\n", m.do("EXISTS", "k"))
 }
 
-// TestMigrateWaitsBehindFence: a client whose command names a key in
-// flight gets no reply until the MIGRATE ends.
+// TestMigrateWaitsBehindFence: a client whose transaction writes a key
+// in flight gets no reply until the MIGRATE ends, then runs on the key's
+// new state; reads go on meanwhile.
 func TestMigrateWaitsBehindFence(t *testing.T) {
 	src := newTestServer(t)
 	addr, got, release := stallTarget(t)
@@ -171,17 +172,19 @@ func TestMigrateWaitsBehindFence(t *testing.T) {
 	_, err := m.nc.Write([]byte(multibulk("MIGRATE", host, port, "k", "0", "5000")))
 	require.NoError(t, err)
 	<-got // SELECT: the MIGRATE is in flight
-	_, err = w.nc.Write([]byte(multibulk("MULTI") + multibulk("GET", "k") + multibulk("EXEC")))
+	_, err = w.nc.Write([]byte(multibulk("MULTI") + multibulk("GET", "k") + multibulk("INCR", "k") + multibulk("EXEC")))
 	require.NoError(t, err)
 	require.Equal(t, "+OK\r\n", w.reply())
 	require.Equal(t, "+QUEUED\r\n", w.reply())
+	require.Equal(t, "+QUEUED\r\n", w.reply())
 	require.Equal(t, "+OK\r\n", o.do("SET", "other", "1"))
+	require.Equal(t, svBulk("v"), o.do("GET", "k"), "a read goes on")
 	w.nc.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
 	_, err = w.rd.ReadByte()
 	require.Error(t, err, "EXEC answered while its key was in flight")
 	close(release)
 	require.Equal(t, "+OK\r\n", m.reply())
-	require.Equal(t, "*1\r\n$-1\r\n", w.reply())
+	require.Equal(t, "*2\r\n$-1\r\n:1\r\n", w.reply())
 }
 
 // clusterSlotsOf turns a slot table into go-redis's slot ranges.
