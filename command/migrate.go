@@ -397,7 +397,18 @@ func (j *migrateJob) transfer(e *Engine, cluster bool) string {
 	for {
 		mc, err := e.rt.conns.get(e, o.addr, o.timeout)
 		if err != nil {
-			return errMigrateConnect
+			var dns *net.DNSError
+			var bad *net.AddrError
+			if isTimeout(err) || errors.As(err, &dns) || errors.As(err, &bad) {
+				return errMigrateConnect
+			}
+			// Redis's non-blocking connect to a port that refuses
+			// succeeds, and its first write fails.
+			if retry {
+				retry = false
+				continue
+			}
+			return sprintf(errMigrateIO, "writing")
 		}
 		msg, sockErr, timedOut, writing := j.exchange(mc, cluster)
 		switch {

@@ -72,7 +72,8 @@ func TestMigrate(t *testing.T) {
 			{[]string{"EXISTS", "a", "b"}, ":0\r\n"},
 			{mig("", "0", "1000", "KEYS", "a"), "+NOKEY\r\n"},
 			{[]string{"SET", "c", "3"}, "+OK\r\n"},
-			{[]string{"MIGRATE", "127.0.0.1", deadPort, "c", "0", "1000"}, svErr(errMigrateConnect)},
+			{[]string{"MIGRATE", "127.0.0.1", deadPort, "c", "0", "1000"}, svErr(sprintf(errMigrateIO, "writing"))},
+			{[]string{"MIGRATE", "no-such-host.invalid", deadPort, "c", "0", "1000"}, svErr(errMigrateConnect)},
 			{[]string{"GET", "c"}, svBulk("3")},
 		} {
 			if have := r.do(s.args...); have != s.want {
@@ -342,4 +343,42 @@ func rawStrings(t *testing.T, reply string) []string {
 		out = append(out, lines[i])
 	}
 	return out
+}
+
+// TestMigrateDiff: MIGRATE's argument errors and NOKEY as redis-server's,
+// and a ratekv key sent to redis-server refused as the docs say (its DUMP
+// payload is ratekv's).
+func TestMigrateDiff(t *testing.T) {
+	addr := redisAddr(t)
+	host, port := hostPort(t, addr)
+	ts := newTestServer(t)
+	r := ts.raw(t)
+	red, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer red.Close()
+	rr := &rawConn{t: t, nc: red, rd: bufio.NewReader(red)}
+	for _, args := range [][]string{
+		{"MIGRATE", host, port, "k", "0", "1000", "COPY", "FOO"},
+		{"MIGRATE", host, port, "k", "0", "1000", "AUTH"},
+		{"MIGRATE", host, port, "k", "0", "1000", "AUTH2", "u"},
+		{"MIGRATE", host, port, "k", "0", "1000", "KEYS", "a"},
+		{"MIGRATE", host, port, "k", "x", "y"},
+		{"MIGRATE", host, port, "k", "0", "y"},
+		{"MIGRATE", host, port, "ratekv-migrate-diff-nokey", "0", "1000"},
+		{"MIGRATE", host, port, "", "0", "1000", "KEYS", "ratekv-migrate-diff-nokey"},
+	} {
+		require.Equal(t, rr.do(args...), r.do(args...), "%q", args)
+	}
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, deadPort := hostPort(t, closed.Addr().String())
+	closed.Close()
+	for _, c := range []*rawConn{r, rr} {
+		require.Equal(t, "+OK\r\n", c.do("SET", "ratekv-migrate-diff", "v"))
+	}
+	args := []string{"MIGRATE", "127.0.0.1", deadPort, "ratekv-migrate-diff", "0", "1000"}
+	require.Equal(t, rr.do(args...), r.do(args...))
+	require.Equal(t, ":1\r\n", rr.do("DEL", "ratekv-migrate-diff"))
+	require.Equal(t, svErr(sprintf(errMigrateTarget, errDumpPayload)), r.do("MIGRATE", host, port, "ratekv-migrate-diff", "0", "1000"))
+	require.Equal(t, ":0\r\n", rr.do("EXISTS", "ratekv-migrate-diff"))
 }
