@@ -382,3 +382,35 @@ func TestMigrateDiff(t *testing.T) {
 	require.Equal(t, svErr(sprintf(errMigrateTarget, errDumpPayload)), r.do("MIGRATE", host, port, "ratekv-migrate-diff", "0", "1000"))
 	require.Equal(t, ":0\r\n", rr.do("EXISTS", "ratekv-migrate-diff"))
 }
+
+// TestMigrateJournal: the keys MIGRATE moved are deleted in the journal
+// (and so on replicas), whether it ran on its own or inside EXEC; COPY
+// logs nothing.
+func TestMigrateJournal(t *testing.T) {
+	j := &lockedJournal{}
+	src, dst := newJournaledServer(t, j), newTestServer(t)
+	host, port := hostPort(t, dst.addr)
+	r := src.raw(t)
+	require.Equal(t, "+OK\r\n", r.do("MSET", "a", "1", "b", "2", "c", "3"))
+	logged := func() string {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		var b strings.Builder
+		for _, rec := range j.recs {
+			b.Write(rec)
+		}
+		return b.String()
+	}
+	before := logged()
+	require.Equal(t, "+OK\r\n", r.do("MIGRATE", host, port, "c", "0", "1000", "COPY"))
+	require.Equal(t, before, logged())
+	require.Equal(t, "+OK\r\n", r.do("MIGRATE", host, port, "a", "0", "1000"))
+	require.Contains(t, logged()[len(before):], multibulk("DEL", "a"))
+	before = logged()
+	require.Equal(t, "+OK\r\n", r.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", r.do("MIGRATE", host, port, "b", "0", "1000", "REPLACE"))
+	require.Equal(t, "*1\r\n+OK\r\n", r.do("EXEC"))
+	require.Contains(t, logged()[len(before):], multibulk("DEL", "b"))
+	require.Equal(t, ":1\r\n", r.do("EXISTS", "c"))
+	require.Equal(t, "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n", dst.raw(t).do("MGET", "a", "b", "c"))
+}
