@@ -91,6 +91,17 @@ type Client struct {
 	applyCmds  []*Command // the commands of the records applyStream applies
 	wait       *waitReq   // the WAIT the client waits for (repl_wait.go)
 
+	// Cluster routing (cluster_route.go): ASKING's one-shot flag, READONLY,
+	// and internal for the engine's own client that deletes what MIGRATE
+	// moved (never routed nor fenced).
+	asking, readonly, internal bool
+	// routed is the slot of the running command's one key plus one, when
+	// routing computed it (0: not), for lock.
+	routed uint32
+	// async is the reply of a command that waits off the event loop
+	// (MIGRATE, SETSLOT NODE) or behind a MIGRATE's fence (migrate.go).
+	async *asyncReply
+
 	// CloseAfter says the connection closes once the current batch's
 	// replies are written (QUIT, CLIENT KILL of itself, a handler's panic).
 	CloseAfter bool
@@ -205,6 +216,9 @@ func (c *Client) Run(cmd *Command, args [][]byte, raw []byte) {
 	c.req = raw
 	c.dispatchCmd(cmd, args)
 	c.req = nil
+	if c.asking && cmd != askingCmd && !c.tx.active {
+		c.asking = false // ASKING is good for one command, or one transaction
+	}
 }
 
 // EndBatch ends a batch of requests, before its replies are written: it
@@ -230,6 +244,7 @@ func (c *Client) EndBatch() {
 // dispatchCmd runs a request whose command has been looked up
 // (nil: unknown).
 func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
+	c.routed = 0
 	if cmd == nil {
 		c.flagTx()
 		c.WriteError(unknownCommand(args))
@@ -278,12 +293,17 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 	if u := c.user.Load(); u != nil && !u.open.Load() && !u.quickOK(cmd, args) && c.aclRefused(u, cmd, args) {
 		return
 	}
-	// Cluster mode: keys in more than one slot are refused (before
-	// memory, as in Redis's processCommand); only the commands that can
-	// name several keys are looked at.
-	if cmd.Flags&flagSlots != 0 && c.eng.cluster && c.crossSlot(cmd, args) {
-		c.refuseCrossSlot(cmd)
-		return
+	// Cluster mode: keys in more than one slot are refused, keys of a
+	// slot this node does not serve redirected (before memory, as in
+	// Redis's processCommand; cluster_route.go). Only commands with keys
+	// are looked at; without a multi-node table, only those that can
+	// name several.
+	if c.eng.cluster && cmd.Flags&flagRouted != 0 {
+		if t := c.eng.slots.Load(); t != nil || cmd.Flags&flagSlots != 0 {
+			if c.routeRefused(t, cmd, args) {
+				return
+			}
+		}
 	}
 	// Over maxmemory: evict, or refuse, before the command runs or is
 	// queued (before the disk's refusal, in Redis's order).
@@ -437,6 +457,10 @@ func (c *Client) call(cmd *Command, args [][]byte) {
 		}
 	} else {
 		c.lock(cmd, args)
+	}
+	// A key MIGRATE has in flight: wait for it, then run again (migrate.go).
+	if c.eng.rt.fence.Load() != nil && !c.inExec && c.fencedOff(cmd, args) {
+		return
 	}
 	// The journal is loaded with the shards locked, and kept to the end
 	// of the command: see journal.go on switching appendonly.
@@ -600,8 +624,12 @@ func (c *Client) lock(cmd *Command, args [][]byte) {
 	idx := cmd.keyIndexes(args, c.keyBuf[:0])
 	c.keyBuf = idx
 	held := c.held[:0]
-	for _, i := range idx {
-		held = shards.AddLockOrder(held, st.ShardIndex(args[i]))
+	if c.routed != 0 && len(idx) == 1 {
+		held = append(held, st.SlotShard(uint16(c.routed-1)))
+	} else {
+		for _, i := range idx {
+			held = shards.AddLockOrder(held, st.ShardIndex(args[i]))
+		}
 	}
 	for _, s := range held {
 		st.Lock(s)

@@ -57,10 +57,14 @@ func init() {
 }
 
 // markSlotChecked sets flagSlots on a table entry that can name keys of
-// several slots: a key range, movable keys, or EXEC (its queue).
+// several slots: a key range, movable keys, or EXEC (its queue); and
+// flagRouted on every entry with keys, and EXEC.
 func markSlotChecked(c *Command) {
 	if c.Keys != nil || c.FirstKey > 0 && c.LastKey != c.FirstKey || c.Name == "exec" {
 		c.Flags |= flagSlots
+	}
+	if c.Keys != nil || c.FirstKey > 0 || c.Name == "exec" {
+		c.Flags |= flagRouted
 	}
 }
 
@@ -133,10 +137,13 @@ func (c *Client) txCrossSlot() bool {
 	return false
 }
 
-// refuseCrossSlot answers a request whose keys span slots: EXEC discards
-// its transaction (Redis's discardTransaction), anything else inside
-// MULTI makes EXEC abort.
-func (c *Client) refuseCrossSlot(cmd *Command) {
+// refuseCrossSlot answers a request whose keys span slots.
+func (c *Client) refuseCrossSlot(cmd *Command) { c.refuseRouted(cmd, errCrossSlot) }
+
+// refuseRouted answers a request cluster mode refuses (CROSSSLOT, MOVED,
+// ASK, …) with msg: EXEC discards its transaction (Redis's
+// discardTransaction), anything else inside MULTI makes EXEC abort.
+func (c *Client) refuseRouted(cmd *Command, msg string) {
 	cmd.rejected.Add(1)
 	if cmd.Name == "exec" {
 		c.tx.reset()
@@ -144,7 +151,7 @@ func (c *Client) refuseCrossSlot(cmd *Command) {
 	} else {
 		c.flagTx()
 	}
-	c.WriteError(errCrossSlot)
+	c.WriteError(msg)
 }
 
 // ASKING
@@ -153,6 +160,7 @@ func cmdAsking(c *Client, args [][]byte) {
 		c.WriteError(errClusterDisabled)
 		return
 	}
+	c.asking = true
 	c.WriteOK()
 }
 
@@ -285,7 +293,8 @@ func cmdClusterNodes(c *Client, args [][]byte) {
 		addr += "," + hostname
 	}
 	c.WriteVerbatim(node.ID + " " + addr + " myself,master - 0 0 " +
-		strconv.FormatUint(node.ConfigEpoch, 10) + " connected 0-" + strconv.Itoa(shards.NumSlots-1) + "\n")
+		strconv.FormatUint(node.ConfigEpoch, 10) + " connected 0-" + strconv.Itoa(shards.NumSlots-1) +
+		string(c.eng.AppendSlotMigrations(nil)) + "\n")
 }
 
 // busPort is this node's cluster bus port as the other nodes are told it:

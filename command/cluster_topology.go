@@ -476,6 +476,9 @@ func (c *Client) writeTableNodes(t *SlotTable) {
 	var b strings.Builder
 	for i := range t.Nodes {
 		b.WriteString(c.nodeLine(t, i))
+		if i == int(t.Self) {
+			b.Write(c.eng.AppendSlotMigrations(nil)) // [slot->-id], [slot-<-id]
+		}
 		b.WriteByte('\n')
 	}
 	c.WriteVerbatim(b.String())

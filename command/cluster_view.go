@@ -39,7 +39,10 @@ type SlotTable struct {
 
 // SetSlotTable publishes a new topology to the request path (nil: the
 // one-node cluster).
-func (e *Engine) SetSlotTable(t *SlotTable) { e.slots.Store(t) }
+func (e *Engine) SetSlotTable(t *SlotTable) {
+	e.slots.Store(t)
+	e.slotsMoved(t)
+}
 
 // SlotTable returns the topology the request path routes by (nil: the
 // one-node cluster).

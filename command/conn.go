@@ -30,10 +30,10 @@ func init() {
 			Summary: "Changes the selected database (ratekv has only database 0).", Group: "connection"},
 		&Command{Name: "client", Arity: -2, Flags: FlagStale | FlagLoading, Handler: cmdClient,
 			Summary: "A container for client connection commands.", Group: "connection"},
-		&Command{Name: "readonly", Arity: 1, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdOK,
-			Summary: "Enables read-only queries for a connection to a cluster replica node (no-op).", Group: "cluster"},
-		&Command{Name: "readwrite", Arity: 1, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdOK,
-			Summary: "Enables read-write queries for a connection to a cluster replica node (no-op).", Group: "cluster"},
+		&Command{Name: "readonly", Arity: 1, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdReadonly,
+			Summary: "Enables read-only queries for a connection to a Redis Cluster replica node.", Group: "cluster"},
+		&Command{Name: "readwrite", Arity: 1, Flags: FlagFast | FlagStale | FlagLoading, Handler: cmdReadwrite,
+			Summary: "Enables read-write queries for a connection to a Redis Cluster replica node.", Group: "cluster"},
 	)
 	// CLIENT's subcommands, with Redis's arities and flags.
 	const conn, admin = "connection", FlagAdmin | FlagLoading | FlagStale
@@ -107,6 +107,7 @@ func cmdReset(c *Client, args [][]byte) {
 	c.leavePubSub()
 	c.stopMonitor()
 	c.noEvict.Store(false)
+	c.asking, c.readonly = false, false
 	c.user.Store(c.eng.acl.def)
 	c.Authed = !c.eng.defaultNeedsAuth()
 	c.mu.Lock()

@@ -29,6 +29,7 @@ type Engine struct {
 	cluster bool
 	node    atomic.Pointer[nodeid.Identity]
 	slots   atomic.Pointer[SlotTable] // the multi-node topology (cluster_view.go)
+	rt      routeState                // slot migrations, MIGRATE's fences and connections (cluster_route.go, migrate.go)
 	// clusterCtl changes that topology; nil in a one-node cluster.
 	clusterCtl ClusterControl
 

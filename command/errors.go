@@ -102,6 +102,27 @@ const (
 	errReplicaofCluster   = "ERR REPLICAOF not allowed in cluster mode."
 	errClusterNoControl   = "ERR this node has no cluster topology to change (cluster-enabled without its control plane)"
 	errClusterResetKeys   = "ERR CLUSTER RESET can't be called with master nodes containing keys"
+	// A cluster of several nodes: routing, slot migrations and MIGRATE
+	// (cluster_route.go, migrate.go; src/cluster.c).
+	errMoved            = "MOVED %d %s:%d"
+	errAsk              = "ASK %d %s:%d"
+	errTryAgain         = "TRYAGAIN Multiple keys request during rehashing of slot"
+	errSlotUnbound      = "CLUSTERDOWN Hash slot not served"
+	errSlotRange        = "ERR Invalid or out of range slot"
+	errSetslotReplica   = "ERR Please use SETSLOT only with masters."
+	errNotSlotOwner     = "ERR I'm not the owner of hash slot %d"
+	errAlreadySlotOwner = "ERR I'm already the owner of hash slot %d"
+	errNodeUnknownTo    = "ERR I don't know about node %s"
+	errNodeUnknown      = "ERR Unknown node %s"
+	errTargetNotPrimary = "ERR Target node is not a master"
+	errSlotHasKeys      = "ERR Can't assign hashslot %d to a different node while I still hold keys for this hash slot."
+	errSetslotSyntax    = "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP"
+	errNoControlPlane   = "ERR CLUSTER SETSLOT NODE needs the cluster's control plane, which this node does not run"
+	errControlPlane     = "ERR %s"
+	errMigrateKeysArg   = "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
+	errMigrateConnect   = "IOERR error or timeout connecting to the client"
+	errMigrateIO        = "IOERR error or timeout %s to target instance"
+	errMigrateTarget    = "ERR Target instance replied with error: %s"
 
 	// Persistence (persist.go). errSaveFailed is Redis's bare shared.err.
 	errBusyKey           = "BUSYKEY Target key name already exists."

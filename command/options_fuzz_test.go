@@ -438,3 +438,55 @@ func FuzzParseLpos(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMigrateSetslotArgs: MIGRATE's parser and its key finder agree on
+// the keys, which lie within the arguments; an accepted MIGRATE has a
+// positive timeout, and CLUSTER SETSLOT's parser accepts only a slot in
+// range with an action of the right arity.
+func FuzzMigrateSetslotArgs(f *testing.F) {
+	for _, s := range []string{
+		"migrate h 1 k 0 1000", "migrate h 1  0 1000 KEYS a b", "migrate h 1 k 0 1000 keys a",
+		"migrate h 1  0 0 COPY REPLACE AUTH pw KEYS a", "migrate h 1  0 -5 AUTH2 u p keys", "migrate h 1  0 1 auth keys",
+		"migrate h 1 k x 1", "migrate h 1 k 0 99999999999999999999", "migrate h 1 k 0 9223372036854775807 auth",
+		"cluster setslot 5 MIGRATING id", "cluster setslot 16384 stable", "cluster setslot -1 node x",
+		"cluster setslot 1 stable x", "cluster setslot 1 Importing",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		args := fuzzArgs(s)
+		if len(args) >= 6 {
+			idx := migrateKeys(args, nil)
+			for _, i := range idx {
+				if i < 3 || i >= len(args) {
+					t.Fatalf("migrateKeys(%q) = %v: out of range", s, idx)
+				}
+			}
+			if o, msg := parseMigrate(args); msg == "" {
+				if o.timeout <= 0 {
+					t.Fatalf("parseMigrate(%q): timeout %v", s, o.timeout)
+				}
+				if o.first+o.n != len(args) && o.n != 1 || o.first < 3 || o.first+o.n > len(args) {
+					t.Fatalf("parseMigrate(%q): keys [%d, %d)", s, o.first, o.first+o.n)
+				}
+				var keys []int
+				for i := o.first; i < o.first+o.n; i++ {
+					keys = append(keys, i)
+				}
+				if !slices.Equal(keys, idx) {
+					t.Fatalf("MIGRATE %q: the handler's keys %v, the key finder's %v", s, keys, idx)
+				}
+			} else if strings.ContainsAny(msg, "\r\n") {
+				t.Fatalf("parseMigrate(%q): %q", s, msg)
+			}
+		}
+		if len(args) >= 4 {
+			slot, action, msg := parseSetslot(args)
+			switch {
+			case msg != "":
+			case int(slot) >= 16384, action == "stable" && len(args) != 4, action != "stable" && len(args) != 5:
+				t.Fatalf("parseSetslot(%q) = %d %q", s, slot, action)
+			}
+		}
+	})
+}

@@ -116,8 +116,8 @@ func newReplication(e *Engine) *replication {
 
 const zeroID = "0000000000000000000000000000000000000000"
 
-// SetDialer sets how a replica connects to its primary (the runtime's
-// TCP dialer).
+// SetDialer sets how a replica connects to its primary, and MIGRATE to
+// its target (the runtime's TCP dialer).
 func (e *Engine) SetDialer(dial func(addr string, timeout time.Duration) (io.ReadWriteCloser, error)) {
 	e.repl.mu.Lock()
 	e.repl.dial = dial

@@ -110,12 +110,16 @@ func (r *replication) checkWaits(now time.Time) {
 	}
 }
 
-// Blocked reports whether the client waits (WAIT, SHUTDOWN): the runtime
+// Blocked reports whether the client waits (WAIT, SHUTDOWN, MIGRATE and
+// the commands behind its fence, SETSLOT NODE): the runtime
 // runs nothing more of it until Unblocked is closed, then BlockOutcome.
-func (c *Client) Blocked() bool { return c.Shutdown != nil || c.wait != nil }
+func (c *Client) Blocked() bool { return c.Shutdown != nil || c.wait != nil || c.async != nil }
 
 // Unblocked returns a channel closed once the wait is over.
 func (c *Client) Unblocked() <-chan struct{} {
+	if c.async != nil {
+		return c.async.done
+	}
 	if c.wait != nil {
 		return c.wait.done
 	}
@@ -125,6 +129,16 @@ func (c *Client) Unblocked() <-chan struct{} {
 // BlockOutcome writes the reply of a wait that is over and clears it; it
 // returns false while the client still waits.
 func (c *Client) BlockOutcome() bool {
+	if a := c.async; a != nil {
+		select {
+		case <-a.done:
+		default:
+			return false
+		}
+		c.async = nil
+		a.reply(c)
+		return c.async == nil // a command run again may wait again
+	}
 	if w := c.wait; w != nil {
 		select {
 		case <-w.done:

@@ -371,6 +371,9 @@ func (r *scriptRun) checkSlots(cmd *Command, args [][]byte) string {
 	case r.slot != slot:
 		return errScriptCrossSlot
 	}
+	if t := c.eng.slots.Load(); t != nil && slot >= 0 && !c.replaying && !c.servesSlot(t, cmd, slot) {
+		return errScriptNonLocalKey
+	}
 	return ""
 }
 

@@ -142,6 +142,9 @@ func registerSubcommands(parent string, subs ...*Command) {
 		subcommandIndex[s.Name] = s
 		subcommands[parent] = append(subcommands[parent], s)
 		p.subs[strings.TrimPrefix(s.Name, parent+"|")] = s
+		if s.Keys != nil || s.FirstKey > 0 {
+			p.Flags |= flagRouted // OBJECT ENCODING key: routed by its subcommand's keys
+		}
 	}
 	list := subcommands[parent]
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
@@ -395,6 +398,10 @@ func (c *Client) writeKeySpecs(cmd *Command) {
 		n++
 	}
 	c.WriteSet(n)
+	if cmd.KeyWord != "" {
+		c.writeKeywordSpec(cmd)
+		return
+	}
 	flags := cmd.keySpecFlags()
 	if cmd.FirstKey > 0 {
 		last := cmd.LastKey
@@ -412,18 +419,7 @@ func (c *Client) writeKeySpecs(cmd *Command) {
 		c.WriteMap(1)
 		c.WriteBulkString("index")
 		c.WriteInt(int64(cmd.FirstKey))
-		c.WriteBulkString("find_keys")
-		c.WriteMap(2)
-		c.WriteBulkString("type")
-		c.WriteBulkString("range")
-		c.WriteBulkString("spec")
-		c.WriteMap(3)
-		c.WriteBulkString("lastkey")
-		c.WriteInt(int64(last))
-		c.WriteBulkString("keystep")
-		c.WriteInt(int64(cmd.Step))
-		c.WriteBulkString("limit")
-		c.WriteInt(0)
+		c.writeRangeFind(last, cmd.Step)
 	}
 	if kn := cmd.KeyNum; cmd.Keys != nil && kn != nil {
 		c.WriteMap(3)
@@ -462,6 +458,53 @@ func (c *Client) writeKeySpecs(cmd *Command) {
 			c.WriteMap(0)
 		}
 	}
+}
+
+// writeKeywordSpec writes the key specs of a command with a key at
+// FirstKey and, after KeyWord, keys to the end (MIGRATE).
+func (c *Client) writeKeywordSpec(cmd *Command) {
+	flags := cmd.keySpecFlags()
+	for i, incomplete := range []bool{false, true} {
+		c.WriteMap(3)
+		c.WriteBulkString("flags")
+		if incomplete {
+			flags = append(flags[:len(flags):len(flags)], "incomplete")
+		}
+		c.writeStatusSet(flags)
+		c.WriteBulkString("begin_search")
+		c.WriteMap(2)
+		c.WriteBulkString("type")
+		c.WriteBulkString([]string{"index", "keyword"}[i])
+		c.WriteBulkString("spec")
+		if incomplete {
+			c.WriteMap(2)
+			c.WriteBulkString("keyword")
+			c.WriteBulkString(cmd.KeyWord)
+			c.WriteBulkString("startfrom")
+			c.WriteInt(-2)
+		} else {
+			c.WriteMap(1)
+			c.WriteBulkString("index")
+			c.WriteInt(int64(cmd.FirstKey))
+		}
+		c.writeRangeFind([]int{0, -1}[i], 1)
+	}
+}
+
+// writeRangeFind writes a key spec's find_keys of type range.
+func (c *Client) writeRangeFind(last, step int) {
+	c.WriteBulkString("find_keys")
+	c.WriteMap(2)
+	c.WriteBulkString("type")
+	c.WriteBulkString("range")
+	c.WriteBulkString("spec")
+	c.WriteMap(3)
+	c.WriteBulkString("lastkey")
+	c.WriteInt(int64(last))
+	c.WriteBulkString("keystep")
+	c.WriteInt(int64(step))
+	c.WriteBulkString("limit")
+	c.WriteInt(0)
 }
 
 // writeCommandDocs writes the COMMAND DOCS map of one command. summary,

@@ -28,11 +28,16 @@ const (
 	FlagScript                        // runs a script, which may touch keys it did not declare: EXEC locks every shard for it
 	FlagPubSub                        // a Pub/Sub command, as Redis's pubsub
 	FlagSubscribedOK                  // allowed to a RESP2 client in Pub/Sub mode ((P|S)(UN)SUBSCRIBE, PING, QUIT, RESET)
+	FlagAsking                        // served in a slot this node imports without ASKING first (RESTORE-ASKING), as Redis's asking
 
 	// flagSlots is set by register on the commands that can name keys of
 	// several hash slots (a key range, movable keys, EXEC): cluster mode
 	// checks them for CROSSSLOT (cluster.go).
 	flagSlots
+	// flagRouted is set by register on the commands that name keys, and
+	// on EXEC: a cluster of several nodes routes them by slot
+	// (cluster_route.go).
+	flagRouted
 )
 
 var flagNames = []struct {
@@ -41,7 +46,7 @@ var flagNames = []struct {
 }{
 	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"}, {FlagLoading, "loading"},
-	{FlagStale, "stale"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
+	{FlagStale, "stale"}, {FlagAsking, "asking"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
 	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
 }
 
@@ -64,6 +69,10 @@ type Command struct {
 	// Redis's "keynum" key spec does, so that COMMAND describes them
 	// exactly to cluster clients instead of as unknown.
 	KeyNum *KeyNum
+	// KeyWord, when set with Keys and FirstKey, says that besides the key
+	// at FirstKey, Keys finds the arguments after this keyword (MIGRATE's
+	// KEYS), as Redis's "keyword" key spec, for COMMAND.
+	KeyWord string
 	// Handler runs the command. The shards of its keys are locked by the
 	// dispatcher; args alias the connection's read buffer and must be
 	// copied if kept.

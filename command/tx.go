@@ -174,7 +174,12 @@ func cmdExec(c *Client, args [][]byte) {
 		c.WriteError(errExecNoMulti)
 		return
 	}
-	defer tx.reset()
+	waits := false // behind a MIGRATE's fence: EXEC runs again later
+	defer func() {
+		if !waits {
+			tx.reset()
+		}
+	}()
 	tx.active = false
 	if tx.failed {
 		c.unwatchAll()
@@ -212,6 +217,14 @@ func cmdExec(c *Client, args [][]byte) {
 	}
 	tx.held = held
 	lockShards(st, all, held)
+	if c.eng.rt.fence.Load() != nil && !c.replaying && !c.internal {
+		if j := c.txFencedJob(); j != nil {
+			c.unlockExec(all, held)
+			tx.active, waits = true, true
+			c.waitBehind(j, c.eng.execCmd(), args)
+			return
+		}
+	}
 	now := st.Now()
 	nowMs := now / 1e6
 	for _, w := range c.watching {
