@@ -61,7 +61,9 @@ func startNode(t *testing.T) *testNode {
 	srv.SetClusterControl(ctl)
 	go srv.Serve()
 	n.ctl = ctl
-	n.rdb = redis.NewClient(&redis.Options{Addr: srv.Addr().String(), MaxRetries: -1})
+	// READONLY: a replica serves its primary's slots to this client.
+	n.rdb = redis.NewClient(&redis.Options{Addr: srv.Addr().String(), MaxRetries: -1,
+		OnConnect: func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }})
 	t.Cleanup(func() {
 		n.rdb.Close()
 		n.kill()
@@ -251,8 +253,8 @@ func TestRaftRestart(t *testing.T) {
 	// RESET: b leaves, alone with no slot; a forgets it.
 	require.Equal(t, "OK", a.do("cluster", "addslots", 300))
 	require.Equal(t, "error: ERR CLUSTER RESET can't be called with master nodes containing keys", func() string {
-		require.NoError(t, a.rdb.Set(ctx, "k", "v", 0).Err())
-		defer a.rdb.Del(ctx, "k")
+		require.NoError(t, a.rdb.Set(ctx, "k126", "v", 0).Err()) // slot 58: a's
+		defer a.rdb.Del(ctx, "k126")
 		return a.do("cluster", "reset")
 	}())
 	require.Equal(t, "OK", b.do("cluster", "reset", "hard"))
@@ -275,7 +277,7 @@ func TestRaftFailover(t *testing.T) {
 	require.Equal(t, "OK", b.do("cluster", "replicate", a.id))
 	agree(t, 3, a, b, c)
 	for i := range 200 {
-		require.NoError(t, a.rdb.Set(ctx, "k"+strconv.Itoa(i), i, 0).Err())
+		require.NoError(t, a.rdb.Set(ctx, "{b}k"+strconv.Itoa(i), i, 0).Err()) // slot 3300: a's
 	}
 
 	// Manual: b takes a's place with all 200 keys; a follows b.
@@ -289,8 +291,8 @@ func TestRaftFailover(t *testing.T) {
 		role, err := a.rdb.Do(ctx, "role").Slice()
 		return err == nil && role[0] == "slave" && role[2] == int64(b.port) && role[3] == "connected"
 	}, 10*time.Second, 20*time.Millisecond, "the old primary replicates the new one")
-	require.NoError(t, b.rdb.Set(ctx, "after", "1", 0).Err())
-	require.Eventually(t, func() bool { return a.rdb.Get(ctx, "after").Val() == "1" }, 5*time.Second, 20*time.Millisecond)
+	require.NoError(t, b.rdb.Set(ctx, "{b}after", "1", 0).Err())
+	require.Eventually(t, func() bool { return a.rdb.Get(ctx, "{b}after").Val() == "1" }, 5*time.Second, 20*time.Millisecond)
 
 	// Automatic: b dies; after the node timeout (1 s) a serves its slots.
 	b.kill()
@@ -313,7 +315,7 @@ func TestRaftFailover(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "master", role[0])
 	require.Equal(t, int64(201), a.rdb.DBSize(ctx).Val(), "every key the replica had")
-	require.NoError(t, a.rdb.Set(ctx, "k0", "new", 0).Err(), "it takes writes")
+	require.NoError(t, a.rdb.Set(ctx, "{b}k0", "new", 0).Err(), "it takes writes")
 }
 
 // TestRaftSeedAfterCrash: a node that stops before its new group applied
