@@ -5,11 +5,16 @@
 #
 # Each round runs every (server, replicas, workload, pipeline) cell on
 # fresh processes, in an order that alternates between rounds: the primary
-# pinned to $SERVER_CORE (ratekv with GOMAXPROCS=1), its replicas and the
-# load generator to $CLIENT_CORE, the replicas at nice $REPLICA_NICE so
-# that the load generator goes first: on a 2-core machine this stands in
-# for replicas on machines of their own, for both servers alike (their
-# lag shows what they could not keep up with).
+# pinned to $SERVER_CORE (ratekv with GOMAXPROCS=1), its replicas (ratekv
+# with GOMAXPROCS=1 too) and the load generator to $CLIENT_CORE, the
+# replicas under SCHED_IDLE (REPLICA_SCHED=idle) so that the load
+# generator goes first: on a 2-core machine this stands in for replicas
+# on machines of their own, for both servers alike (their lag shows what
+# they could not keep up with). Nice alone does not do that: a niced
+# replica that is running when the load generator wakes keeps the core
+# for part of its slice, and ratekv's replicas, which apply several times
+# Redis's records, would be charged to ratekv's throughput.
+# REPLICA_SCHED=nice runs them at nice $REPLICA_NICE instead.
 # After each run with replicas it reads the primary's and the replicas'
 # offsets (the lag, in bytes, while the load still runs) and times
 # `WAIT 1 0` on an idle connection. It prints per-round numbers and the
@@ -19,7 +24,8 @@
 # Environment (defaults in brackets):
 #   WORKLOADS ["throttle set"]  (throttle: ratekv CL.THROTTLE, redis gcra.lua)
 #   PIPELINES ["1 32"]  REPLICAS [2]  ROUNDS [5]  DURATION [5s]  WARMUP [1s]
-#   CONNS [50]  KEYS [100000]  SERVER_CORE [0]  CLIENT_CORE [1]  REPLICA_NICE [19]
+#   CONNS [50]  KEYS [100000]  SERVER_CORE [0]  CLIENT_CORE [1]
+#   REPLICA_SCHED [idle] (idle: chrt --idle 0; nice: nice -n REPLICA_NICE)  REPLICA_NICE [19]
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,6 +40,7 @@ KEYS=${KEYS:-100000}
 SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
 REPLICA_NICE=${REPLICA_NICE:-19}
+REPLICA_SCHED=${REPLICA_SCHED:-idle}
 LOG_PREFIX=repl
 SERVERS="ratekv redis"
 # shellcheck source=bench/lib.sh
@@ -65,7 +72,14 @@ start() {
 	local dir
 	dir=$(mktemp -d "$TMP/d.XXXXXX")
 	local of=() nice=()
-	[[ -n ${4:-} ]] && of=(--replicaof 127.0.0.1 "$4") nice=(nice -n "$REPLICA_NICE")
+	if [[ -n ${4:-} ]]; then
+		of=(--replicaof 127.0.0.1 "$4")
+		case $REPLICA_SCHED in
+		idle) nice=(chrt --idle 0) ;;
+		nice) nice=(nice -n "$REPLICA_NICE") ;;
+		*) die "REPLICA_SCHED is idle or nice, not $REPLICA_SCHED" ;;
+		esac
+	fi
 	if [[ $1 == ratekv ]]; then
 		GOMAXPROCS=1 pin "$3" "${nice[@]}" "$TMP/ratekv" --bind 127.0.0.1 --port "$2" --dir "$dir" \
 			--save '' --appendonly no --loglevel warning "${of[@]}" >"$dir/log" 2>&1 &
@@ -130,7 +144,7 @@ EOF
 }
 
 declare -A ops
-echo "$ROUNDS rounds of $DURATION, $CONNS conns, $KEYS keys, $REPLICAS replicas; primary on core $SERVER_CORE, replicas and load on core $CLIENT_CORE"
+echo "$ROUNDS rounds of $DURATION, $CONNS conns, $KEYS keys, $REPLICAS replicas; primary on core $SERVER_CORE, replicas ($REPLICA_SCHED) and load on core $CLIENT_CORE"
 echo
 echo "| round | server | replicas | workload | pipeline | ops/s | lag bytes | WAIT 1 0 µs |"
 echo "|---:|---|---:|---|---:|---:|---:|---:|"

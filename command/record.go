@@ -41,6 +41,21 @@ func lookupRecord(name []byte) *Command {
 	return lookupIn(logCommands, name)
 }
 
+// lookupRecord is lookupRecord through c's name cache: a replica's stream
+// repeats a few record names (SETINT, SET, DEL). Only for a client that
+// applies records (the replication stream's): the cache then holds
+// log-only commands, which a client must not reach.
+func (c *Client) lookupRecord(name []byte) *Command {
+	if cmd := c.names.get(name); cmd != nil {
+		return cmd
+	}
+	cmd := lookupRecord(name)
+	if cmd != nil {
+		c.names.put(name, cmd)
+	}
+	return cmd
+}
+
 func init() {
 	registerLog(
 		&Command{Name: "setint", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdSetInt,

@@ -87,7 +87,7 @@ type replication struct {
 	secondOff int64    // second_repl_offset: -1 none
 	bl        *backlog // nil until the first replica or until this server is one
 	links     map[*replLink]struct{}
-	applyRef  *JournalRef // the journal the replica's stream is applied to
+	applyRef  atomic.Pointer[JournalRef] // the journal the replica's stream is applied to (read per record without mu)
 
 	// Replica side.
 	masterHost, masterPort string // "": a primary
@@ -251,7 +251,7 @@ func (r *replication) attachJournalsLocked() {
 		}
 	}
 	e.jr.Store(newJournalRef(client, aof))
-	r.applyRef = newJournalRef(apply, aof)
+	r.applyRef.Store(newJournalRef(apply, aof))
 	if r.bl != nil && r.masterHost == "" {
 		e.store.SetExpireHook(r.expired)
 	} else {

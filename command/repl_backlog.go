@@ -44,14 +44,15 @@ type backlog struct {
 	captures []*persist.Capture
 	end      atomic.Int64 // offset after the last byte: master_repl_offset
 
-	wake atomic.Pointer[[]*waker] // the links to wake on an append
+	wake     atomic.Pointer[[]*waker] // the links to wake on an append
+	sleepers atomic.Int32             // wakers of this stream asleep (waker.sleeping set)
 }
 
-// waker wakes a link's writer that waits for the stream to grow: an
-// append costs an atomic load per link while the writer is busy.
+// waker wakes a link's writer that waits for the stream to grow: while no
+// writer sleeps, an append costs one atomic load (backlog.sleepers).
 type waker struct {
 	ch       chan struct{} // capacity 1
-	sleeping atomic.Bool
+	sleeping atomic.Bool   // set by the writer; cleared by whoever wins the CAS, who then counts it off sleepers
 }
 
 func newWaker() *waker { return &waker{ch: make(chan struct{}, 1)} }
@@ -60,16 +61,19 @@ func newWaker() *waker { return &waker{ch: make(chan struct{}, 1)} }
 // is closed.
 func (w *waker) wait(cu *cursor, tick <-chan time.Time, done <-chan struct{}) {
 	w.sleeping.Store(true)
-	if cu.lag() > 0 { // appended meanwhile: the append may have missed the flag
-		w.sleeping.Store(false)
-		return
+	cu.b.sleepers.Add(1)
+	// An append after the Add sees the sleeper; one before it is seen
+	// here.
+	if cu.lag() == 0 {
+		select {
+		case <-w.ch:
+		case <-tick:
+		case <-done:
+		}
 	}
-	select {
-	case <-w.ch:
-	case <-tick:
-	case <-done:
+	if w.sleeping.CompareAndSwap(true, false) {
+		cu.b.sleepers.Add(-1)
 	}
-	w.sleeping.Store(false)
 }
 
 // newBacklog returns an empty backlog whose stream continues at off.
@@ -92,6 +96,22 @@ func (b *backlog) appendStream(rec []byte, effects bool) {
 		}
 	}
 	off := b.end.Load()
+	if t := b.tail; off-t.off+int64(len(rec)) <= blockSize {
+		copy(t.data[off-t.off:], rec) // the usual case: it fits in the tail
+		off += int64(len(rec))
+	} else {
+		off = b.spanLocked(rec, off)
+	}
+	b.end.Store(off)
+	b.mu.Unlock()
+	if b.sleepers.Load() != 0 {
+		b.wakeLinks()
+	}
+}
+
+// spanLocked copies rec from off on into the tail block and new ones, and
+// returns the offset after it. Requires b.mu held.
+func (b *backlog) spanLocked(rec []byte, off int64) int64 {
 	for len(rec) > 0 {
 		t := b.tail
 		used := off - t.off
@@ -105,9 +125,7 @@ func (b *backlog) appendStream(rec []byte, effects bool) {
 		rec = rec[n:]
 		off += int64(n)
 	}
-	b.end.Store(off)
-	b.mu.Unlock()
-	b.wakeLinks()
+	return off
 }
 
 // trimLocked lets go of the blocks the backlog no longer needs. Requires
@@ -126,6 +144,7 @@ func (b *backlog) wakeLinks() {
 	if ws := b.wake.Load(); ws != nil {
 		for _, w := range *ws {
 			if w.sleeping.Load() && w.sleeping.CompareAndSwap(true, false) {
+				b.sleepers.Add(-1)
 				select {
 				case w.ch <- struct{}{}:
 				default:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -405,19 +406,22 @@ func (u *upstream) stream(conn io.ReadWriteCloser, br *bufio.Reader) error {
 	defer close(done)
 	go u.acks(done)
 	c := &Client{eng: r.eng, proto: 2, Authed: true, replaying: true, Addr: u.host + ":" + u.port, LocalAddr: "replication"}
+	// The stream is read into buf after the part of a unit left over,
+	// applied in place, and the rest moved to the front.
+	const readSize = 256 << 10
 	var buf []byte
-	tmp := make([]byte, 256<<10)
 	for {
 		u.readDeadline(conn)
-		n, err := br.Read(tmp)
+		buf = slices.Grow(buf, readSize)
+		n, err := br.Read(buf[len(buf):cap(buf)])
 		if n > 0 {
 			u.lastIO.Store(time.Now().UnixNano())
-			buf = append(buf, tmp[:n]...)
+			buf = buf[:len(buf)+n]
 			used, perr := u.applyUnits(c, buf)
 			if perr != nil {
 				return perr
 			}
-			buf = append(buf[:0], buf[used:]...)
+			buf = buf[:copy(buf, buf[used:])]
 			if cap(buf) > 4<<20 && len(buf) < 64<<10 {
 				buf = append([]byte(nil), buf...)
 			}
@@ -470,17 +474,17 @@ func (u *upstream) applyUnits(c *Client, buf []byte) (int, error) {
 			}
 			r.eng.applyStream(c, recs, buf[used:end], r.applyJournal())
 			used = end
-		case len(args) == 1 && strings.EqualFold(string(args[0]), "ping"):
+		case len(args) == 1 && len(args[0]) == len(bPING) && bytes.EqualFold(args[0], bPING):
 			r.streamMeta(raw)
 			used += n
-		case len(args) >= 2 && strings.EqualFold(string(args[0]), "replconf"):
+		case len(args) >= 2 && len(args[0]) == len(bREPLCONF) && bytes.EqualFold(args[0], bREPLCONF):
 			r.streamMeta(raw)
 			used += n
-			if strings.EqualFold(string(args[1]), "getack") {
+			if bytes.EqualFold(args[1], bGETACK) {
 				u.sendAck()
 			}
 		default:
-			r.eng.applyStream(c, [][][]byte{args}, raw, r.applyJournal())
+			r.eng.applyRecord(c, args, raw, r.applyJournal())
 			used += n
 		}
 	}
@@ -498,11 +502,7 @@ func (r *replication) streamMeta(raw []byte) {
 	}
 }
 
-func (r *replication) applyJournal() *JournalRef {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.applyRef
-}
+func (r *replication) applyJournal() *JournalRef { return r.applyRef.Load() }
 
 // acks sends REPLCONF ACK every second until done.
 func (u *upstream) acks(done chan struct{}) {
@@ -527,6 +527,51 @@ func (u *upstream) sendAck() {
 	u.write(journal.AppendCommand(nil, []byte("REPLCONF"), []byte("ACK"), []byte(strconv.FormatInt(off, 10))))
 }
 
+var (
+	bPING     = []byte("PING")
+	bREPLCONF = []byte("REPLCONF")
+	bGETACK   = []byte("GETACK")
+)
+
+// applyRecord is applyStream for one record, with a shorter path for a
+// record of one key (nearly every record of a rate limiter's stream).
+func (e *Engine) applyRecord(c *Client, args [][]byte, raw []byte, j *JournalRef) {
+	cmd := c.lookupRecord(args[0])
+	k := 0
+	if cmd != nil && cmd.Keys == nil && cmd.Flags&(FlagAllShards|FlagScript) == 0 && cmd.FirstKey == cmd.LastKey {
+		k = cmd.FirstKey
+	}
+	if k <= 0 || k >= len(args) || !cmd.arityOK(len(args)) || cmd.Flags&FlagWrite == 0 {
+		e.applyStream(c, [][][]byte{args}, raw, j)
+		return
+	}
+	st := e.store
+	shard := st.ShardIndex(args[k])
+	st.Lock(shard)
+	c.held, c.heldAll = append(c.held[:0], shard), false
+	c.inExec = true
+	c.now, c.nowMs = 0, 0
+	c.Out = c.Out[:0]
+	c.call(cmd, args)
+	if len(c.Out) > 0 && c.Out[0] == '-' {
+		e.repl.recordFailed(cmd, c.Out)
+	}
+	c.inExec = false
+	if j != nil {
+		j.j.Append(raw)
+	}
+	st.Unlock(shard)
+	c.held = c.held[:0]
+	c.Out = c.Out[:0]
+}
+
+// recordFailed logs the error reply out of a record of the primary's
+// stream.
+func (r *replication) recordFailed(cmd *Command, out []byte) {
+	line, _, _ := bytes.Cut(out[1:], []byte("\r\n"))
+	r.log.Warn("a record of the primary's stream failed on this replica", "cmd", cmd.Name, "err", clip(line))
+}
+
 // applyStream applies records of the primary's stream (one, or a
 // transaction's) with their shards locked, as EXEC runs a transaction, on
 // the clock at zero as the log's replay, and appends raw, their bytes in
@@ -538,7 +583,7 @@ func (e *Engine) applyStream(c *Client, recs [][][]byte, raw []byte, j *JournalR
 	for _, args := range recs {
 		var cmd *Command
 		if len(args) > 0 {
-			cmd = lookupRecord(args[0])
+			cmd = c.lookupRecord(args[0])
 		}
 		if cmd == nil || !cmd.arityOK(len(args)) || cmd.Flags&FlagWrite == 0 {
 			e.repl.badRecord(args)
@@ -564,8 +609,7 @@ func (e *Engine) applyStream(c *Client, recs [][][]byte, raw []byte, j *JournalR
 		c.Out = c.Out[:0]
 		c.call(cmds[i], args)
 		if len(c.Out) > 0 && c.Out[0] == '-' {
-			line, _, _ := bytes.Cut(c.Out[1:], []byte("\r\n"))
-			e.repl.log.Warn("a record of the primary's stream failed on this replica", "cmd", cmds[i].Name, "err", clip(line))
+			e.repl.recordFailed(cmds[i], c.Out)
 		}
 	}
 	c.inExec = false

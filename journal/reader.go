@@ -17,6 +17,7 @@ package journal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -71,9 +72,12 @@ func ParseRecord(b []byte, args [][]byte) (_ [][]byte, n int, err error) {
 	if b[0] != '*' {
 		return args, 0, &formatError{0, fmt.Sprintf("expected '*', got %q", b[0])}
 	}
-	argc, pos, err := parseLen(b, 1)
-	if err != nil || pos == 0 {
-		return args, 0, err
+	argc, k := shortLen(b[1:])
+	pos := 1 + k
+	if k == 0 {
+		if argc, pos, err = parseLen(b, 1); err != nil || pos == 0 {
+			return args, 0, err
+		}
 	}
 	if argc < 1 {
 		return args, 0, &formatError{1, "array of no arguments"}
@@ -85,9 +89,12 @@ func ParseRecord(b []byte, args [][]byte) (_ [][]byte, n int, err error) {
 		if b[pos] != '$' {
 			return args, 0, &formatError{pos, fmt.Sprintf("expected '$', got %q", b[pos])}
 		}
-		l, next, err := parseLen(b, pos+1)
-		if err != nil || next == 0 {
-			return args, 0, err
+		l, k := shortLen(b[pos+1:])
+		next := pos + 1 + k
+		if k == 0 {
+			if l, next, err = parseLen(b, pos+1); err != nil || next == 0 {
+				return args, 0, err
+			}
 		}
 		if l > len(b)-next-2 { // also avoids overflow: l is at most 18 digits
 			return args, 0, nil
@@ -103,6 +110,24 @@ func ParseRecord(b []byte, args [][]byte) (_ [][]byte, n int, err error) {
 		pos = end + 2
 	}
 	return args, pos, nil
+}
+
+// shortLen parses a length of one or two digits and its CRLF at the
+// start of b, as the lengths of names, keys and small values are, without
+// a call (it is inlined); it returns the length and the bytes it took, 0
+// when the length is not such a one.
+func shortLen(b []byte) (n, used int) {
+	if len(b) > 3 {
+		w := binary.LittleEndian.Uint32(b)
+		d0, d1 := byte(w)-'0', byte(w>>8)-'0'
+		switch {
+		case w>>8&0xffff == 0x0a0d && d0 <= 9: // "d\r\n"
+			return int(d0), 3
+		case w>>16 == 0x0a0d && d0-1 <= 8 && d1 <= 9: // "dd\r\n", no leading zero
+			return int(d0)*10 + int(d1), 4
+		}
+	}
+	return 0, 0
 }
 
 // parseLen parses a non-negative decimal number ending in CRLF at b[pos:],

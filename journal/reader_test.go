@@ -172,6 +172,11 @@ func FuzzRecordReader(f *testing.F) {
 	f.Add([]byte("*2\r\n$3\r\nSET\r\n$99999999999\r\n"))
 	f.Add([]byte("*99999999\r\n$1\r\na\r\n"))
 	f.Add(append(rec("PEXPIREAT", "k", "1700000000000"), 0, 0, 0))
+	// Lengths of one and two digits (shortLen), and ones it must refuse.
+	f.Add([]byte("*1\r\n$0\r\n\r\n*1\r\n$10\r\n0123456789\r\n"))
+	f.Add([]byte("*1\r\n$07\r\nabcdefg\r\n"))
+	f.Add([]byte("*01\r\n$1\r\na\r\n"))
+	f.Add([]byte("*1\r\n$1\r"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rr := NewReader(bytes.NewReader(data), "f", int64(len(data)))
 		var again []byte
