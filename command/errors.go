@@ -69,6 +69,7 @@ const (
 	errReadOnlyReplica      = "READONLY You can't write against a read only replica."
 	errNoReplicas           = "NOREPLICAS Not enough good replicas to write."
 	errMasterDown           = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+	errLoading              = "LOADING Redis is loading the dataset in memory"
 	errNoMasterLink         = "NOMASTERLINK Can't SYNC while not connected with my master"
 	errSyncPendingOutput    = "ERR SYNC and PSYNC are invalid with pending output"
 	errReplicaofFromReplica = "ERR Command is not valid when client is a replica."

@@ -73,6 +73,7 @@ const (
 	gateReadOnly   = 1 << iota // a replica with replica-read-only yes
 	gateStale                  // a replica whose link is down, replica-serve-stale-data no
 	gateNoReplicas             // fewer good replicas than min-replicas-to-write
+	gateLoading                // a replica loading its primary's snapshot
 )
 
 // replication is an engine's replication state. Its fields are guarded by
@@ -95,6 +96,7 @@ type replication struct {
 
 	gate        atomic.Uint32 // gate bits; read on every command
 	replica     atomic.Bool   // this server is a replica (masterHost set)
+	loading     bool          // a full resynchronization is loading its snapshot
 	idleSince   time.Time     // since when a primary\'s stream has had no replica (the cron\'s)
 	goodLinks   atomic.Int64  // replicas acknowledged within min-replicas-max-lag
 	dial        func(addr string, timeout time.Duration) (io.ReadWriteCloser, error)
@@ -325,11 +327,15 @@ func (r *replication) gateLocked() {
 	} else if n := cfg.Int(config.MinReplicasToWrite); n > 0 && r.goodLinks.Load() < n {
 		g |= gateNoReplicas
 	}
+	if r.loading {
+		g |= gateLoading
+	}
 	r.gate.Store(g)
 }
 
 // gateRefusal returns the error that refuses cmd under gate bits g, or "".
-// In Redis's order (processCommand): NOREPLICAS, READONLY, MASTERDOWN.
+// In Redis's order (processCommand): NOREPLICAS, READONLY, MASTERDOWN,
+// LOADING.
 func (c *Client) gateRefusal(cmd *Command, args [][]byte, g uint32) string {
 	if cmd.subs != nil && len(args) > 1 {
 		if sub := lookupIn(cmd.subs, args[1]); sub != nil {
@@ -344,6 +350,8 @@ func (c *Client) gateRefusal(cmd *Command, args [][]byte, g uint32) string {
 		return errReadOnlyReplica
 	case g&gateStale != 0 && cmd.Flags&FlagStale == 0:
 		return errMasterDown
+	case g&gateLoading != 0 && cmd.Flags&FlagLoading == 0:
+		return errLoading
 	}
 	return ""
 }

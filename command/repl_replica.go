@@ -356,7 +356,18 @@ func (r *replication) loadSync(u *upstream, path, id string, off int64) error {
 	for l := range r.links { // sub-replicas resynchronize from the new data
 		l.close()
 	}
+	// Clients get -LOADING until the snapshot is loaded, as from a Redis
+	// replica loading its RDB: a keyspace half loaded is a state the
+	// primary never had.
+	r.loading = true
+	r.gateLocked()
 	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.loading = false
+		r.gateLocked()
+		r.mu.Unlock()
+	}()
 	if _, err := e.Replay(recordList([][]byte{[]byte("FLUSHALL")})); err != nil {
 		return err
 	}

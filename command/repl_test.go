@@ -421,6 +421,45 @@ func TestReplicaStaleData(t *testing.T) {
 	require.Equal(t, "down", infoField(t, ts.client(t, 2), "master_link_status"))
 }
 
+// TestReplicaLoadingRefuses: while a replica loads its primary's
+// snapshot, commands without FlagLoading get -LOADING, after READONLY in
+// Redis's order.
+func TestReplicaLoadingRefuses(t *testing.T) {
+	ts := newTestServer(t, "dir", t.TempDir())
+	r := ts.raw(t)
+	require.Equal(t, "+OK\r\n", r.do("SET", "k", "v"))
+	setLoading := func(on bool) {
+		ts.srv.repl.mu.Lock()
+		ts.srv.repl.loading = on
+		ts.srv.repl.mu.Unlock()
+		ts.srv.repl.updateGate()
+	}
+	setLoading(true)
+	for i, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"GET", "k"}, "-LOADING Redis is loading the dataset in memory\r\n"},
+		{[]string{"SET", "k", "w"}, "-LOADING Redis is loading the dataset in memory\r\n"},
+		{[]string{"PING"}, "+PONG\r\n"},
+		{[]string{"CLIENT", "SETNAME", "x"}, "+OK\r\n"},
+	} {
+		require.Equal(t, tt.want, r.do(tt.args...), "step %d", i)
+	}
+	require.Contains(t, r.do("INFO", "replication"), "role:master")
+	ts.srv.repl.mu.Lock()
+	ts.srv.repl.masterHost = "127.0.0.1" // a replica, without a link
+	ts.srv.repl.gateLocked()
+	ts.srv.repl.mu.Unlock()
+	require.Equal(t, "-READONLY You can't write against a read only replica.\r\n", r.do("SET", "k", "w"))
+	require.Equal(t, "-LOADING Redis is loading the dataset in memory\r\n", r.do("GET", "k"))
+	ts.srv.repl.mu.Lock()
+	ts.srv.repl.masterHost = ""
+	ts.srv.repl.mu.Unlock()
+	setLoading(false)
+	require.Equal(t, "$1\r\nv\r\n", r.do("GET", "k"))
+}
+
 func TestBacklogFreedWithoutReplicas(t *testing.T) {
 	defer func(d time.Duration) { backlogTTL = d }(backlogTTL)
 	backlogTTL = 200 * time.Millisecond
