@@ -25,14 +25,18 @@ package command
 // error to PSYNC and SYNC.
 
 import (
+	"cmp"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ratekv/ratekv/config"
@@ -551,11 +555,84 @@ func cmdPsync(c *Client, args [][]byte) {
 		}
 	}
 	c.replica = true
-	l := &replLink{r: r, ip: c.replIP, port: c.replPort, addr: c.Addr, wantID: id, wantOff: want}
+	l := &replLink{r: r, ip: c.replIP, port: c.replPort, addr: c.Addr, wantID: id, wantOff: want, cl: c.linkClient(ClientReplica)}
+	l.cl.lastCmd.Store(lookupCommand(args[0]))
 	if l.ip == "" {
 		l.ip = hostOf(c.Addr)
 	}
 	c.Handoff = l.serve
+}
+
+// linkClient returns a Client that stands for c's connection once
+// replication has taken it over, for CLIENT LIST and CLIENT KILL: same id,
+// addresses, name and user, of kind k. Its Peer is the link's.
+func (c *Client) linkClient(k ClientKind) *Client {
+	l := &Client{eng: c.eng, ID: c.ID, Addr: c.Addr, LocalAddr: c.LocalAddr, Created: c.Created, proto: 2, Authed: true}
+	c.mu.Lock()
+	l.name, l.libName, l.libVer = c.name, c.libName, c.libVer
+	c.mu.Unlock()
+	l.user.Store(c.user.Load())
+	l.SetKind(k)
+	l.LastSeen.Store(time.Now().UnixMilli())
+	return l
+}
+
+// linkPeer is the Peer of a replication link's Client: CLIENT KILL
+// closes the link (a replica then reconnects, as in Redis).
+type linkPeer struct {
+	kill func()
+	fd   int
+}
+
+func (p *linkPeer) Kill()                   { p.kill() }
+func (p *linkPeer) Wake()                   {}
+func (p *linkPeer) Buffers() (int64, int64) { return 0, 0 }
+func (p *linkPeer) Fd() int                 { return p.fd }
+
+// connFd returns conn's socket descriptor, -1 when it has none.
+func connFd(conn any) int {
+	if t, ok := conn.(interface{ NetConn() net.Conn }); ok { // TLS
+		conn = t.NetConn()
+	}
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	rc.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}
+
+// linkClients returns the Clients of the replication links: the
+// replicas' on a primary, the primary's on a replica.
+func (r *replication) linkClients() []*Client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*Client
+	for l := range r.links {
+		out = append(out, l.cl)
+	}
+	if r.link != nil {
+		if c := r.link.client.Load(); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// clients returns the runtime's clients and the replication links' (see
+// linkClients), ordered by id: what CLIENT LIST and CLIENT KILL see.
+func (e *Engine) clients() []*Client {
+	cs := e.host.Clients()
+	if links := e.repl.linkClients(); len(links) > 0 {
+		cs = append(cs, links...)
+		slices.SortFunc(cs, func(a, b *Client) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	return cs
 }
 
 // holdForeign keeps the link of a replica that is not ratekv open and

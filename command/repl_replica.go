@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -53,6 +54,8 @@ type upstream struct {
 
 	mu   sync.Mutex // guards conn and writes to it
 	conn io.ReadWriteCloser
+
+	client atomic.Pointer[Client] // the primary's client while it streams (flags=M)
 }
 
 func newUpstream(r *replication, host, port string) *upstream {
@@ -415,18 +418,35 @@ func (u *upstream) stream(conn io.ReadWriteCloser, br *bufio.Reader) error {
 	done := make(chan struct{})
 	defer close(done)
 	go u.acks(done)
-	c := &Client{eng: r.eng, proto: 2, Authed: true, replaying: true, Addr: u.host + ":" + u.port, LocalAddr: "replication"}
+	c := &Client{eng: r.eng, proto: 2, Authed: true, replaying: true, Addr: u.host + ":" + u.port, Created: time.Now()}
+	if nc, ok := conn.(interface{ LocalAddr() net.Addr }); ok {
+		c.LocalAddr = nc.LocalAddr().String()
+	}
+	if h := r.eng.host; h != nil {
+		c.ID = h.NewClientID()
+	}
+	c.Peer = &linkPeer{kill: func() { conn.Close() }, fd: connFd(conn)}
+	c.user.Store(r.eng.acl.def)
+	c.SetKind(ClientMaster)
+	c.LastSeen.Store(c.Created.UnixMilli())
+	u.client.Store(c)
+	defer u.client.Store(nil)
 	var buf []byte
 	tmp := make([]byte, 256<<10)
 	for {
 		u.readDeadline(conn)
 		n, err := br.Read(tmp)
 		if n > 0 {
-			u.lastIO.Store(time.Now().UnixNano())
+			now := time.Now()
+			u.lastIO.Store(now.UnixNano())
+			c.LastSeen.Store(now.UnixMilli())
 			buf = append(buf, tmp[:n]...)
 			used, perr := u.applyUnits(c, buf)
 			if perr != nil {
 				return perr
+			}
+			if c.statCmd != nil {
+				c.lastCmd.Store(c.statCmd) // CLIENT LIST's cmd
 			}
 			buf = append(buf[:0], buf[used:]...)
 			if cap(buf) > 4<<20 && len(buf) < 64<<10 {
