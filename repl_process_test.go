@@ -691,3 +691,34 @@ func TestReplicationFaults(t *testing.T) {
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, n, acked, "a write WAIT acknowledged was lost in the failover")
 }
+
+// TestReplicaCrashContinuesPartially: a replica killed with SIGKILL
+// restarts from its append-only file, which says which offset of the
+// primary's stream its data is at (REPLSTATE), and continues with a
+// partial resync while the primary's backlog holds what it missed.
+func TestReplicaCrashContinuesPartially(t *testing.T) {
+	bin, err := buildBinary()
+	require.NoError(t, err)
+	ctx := context.Background()
+	fast := []string{"--repl-timeout", "2", "--repl-ping-replica-period", "1", "--appendonly", "yes"}
+	p := startNode(t, bin, fast...)
+	r := startNode(t, bin, append(fast, "--replicaof", "127.0.0.1 "+p.port)...)
+	for i := 0; i < 100; i++ {
+		require.NoError(t, p.c.Incr(ctx, "n").Err())
+		require.NoError(t, p.c.Do(ctx, "CL.THROTTLE", "rl", "5", "10", "60").Err())
+	}
+	caughtUp(t, p, r)
+	require.Eventually(t, func() bool { return r.stat("persistence", "aof_buffer_length") == "0" }, 10*time.Second, 5*time.Millisecond)
+	fulls, partials := p.stat("stats", "sync_full"), p.stat("stats", "sync_partial_ok")
+	r.kill()
+	for i := 0; i < 100; i++ {
+		require.NoError(t, p.c.Incr(ctx, "n").Err())
+	}
+	r.start()
+	converged(t, p, r, "after the replica's crash")
+	require.Equal(t, "200", r.c.Get(ctx, "n").Val())
+	require.Equal(t, fulls, p.stat("stats", "sync_full"), "a full resync after the crash:\n%s", r.logText())
+	have, _ := strconv.Atoi(p.stat("stats", "sync_partial_ok"))
+	was, _ := strconv.Atoi(partials)
+	require.Equal(t, was+1, have)
+}

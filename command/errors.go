@@ -117,8 +117,9 @@ const (
 	// ratekv's: Redis schedules the switch instead (see Client.setAppendOnly).
 	errAppendonlyInMulti = "ERR CONFIG SET appendonly cannot switch the append-only file inside a transaction"
 	// Log-only records (record.go): only a damaged log shows them.
-	errSetIntPayload  = "ERR SETINT payload must be %d bytes, got %d"
-	errSetIntDeadline = "ERR SETINT deadline %d is negative"
+	errSetIntPayload   = "ERR SETINT payload must be %d bytes, got %d"
+	errSetIntDeadline  = "ERR SETINT deadline %d is negative"
+	errReplStateRecord = "ERR bad REPLSTATE record: replication id %q, offset %q"
 
 	// Connection commands.
 	errHelloProto          = "ERR Protocol version is not an integer or out of range"

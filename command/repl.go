@@ -105,13 +105,20 @@ type replication struct {
 	goodLinks   atomic.Int64  // replicas acknowledged within min-replicas-max-lag
 	dial        func(addr string, timeout time.Duration) (io.ReadWriteCloser, error)
 	stop        chan struct{}
-	baseOff     int64                // master_repl_offset while there is no stream
-	foreign     map[string]time.Time // non-ratekv replicas refused, by host: when last logged
-	wakes       []*waker             // the streaming links (backlog.wake)
-	waits       []*waitReq           // WAITs not yet answered
-	partials    atomic.Int64         // partial resynchronizations accepted (sync_partial_ok)
-	fulls       atomic.Int64         // full resynchronizations (sync_full)
-	partialErrs atomic.Int64         // PSYNCs with an id that had to resynchronize fully (sync_partial_err)
+	baseOff     int64                    // master_repl_offset while there is no stream
+	foreign     map[string]time.Time     // non-ratekv replicas refused, by host: when last logged
+	wakes       []*waker                 // the streaming links (backlog.wake)
+	waits       []*waitReq               // WAITs not yet answered
+	partials    atomic.Int64             // partial resynchronizations accepted (sync_partial_ok)
+	fulls       atomic.Int64             // full resynchronizations (sync_full)
+	partialErrs atomic.Int64             // PSYNCs with an id that had to resynchronize fully (sync_partial_err)
+	logged      atomic.Pointer[replMark] // the last REPLSTATE replayed, nil once another record followed it
+}
+
+// replMark is a REPLSTATE record's replication id and offset.
+type replMark struct {
+	id  string
+	off int64
 }
 
 func newReplication(e *Engine) *replication {
@@ -224,6 +231,17 @@ func (e *Engine) ReplState() (id string, off int64, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.replID, r.offsetLocked(), r.bl != nil
+}
+
+// LoggedReplState returns the replication id and offset of a REPLSTATE
+// record the log ended with: the data loaded is a replica's at that point
+// of its primary's stream, so that it continues from there after a crash
+// (SIGKILL) as after a clean shutdown (RestoreReplState).
+func (e *Engine) LoggedReplState() (id string, off int64, ok bool) {
+	if m := e.repl.logged.Load(); m != nil {
+		return m.id, m.off, true
+	}
+	return "", 0, false
 }
 
 // RestoreReplState makes the keyspace just loaded be at replication id id

@@ -431,7 +431,7 @@ func (u *upstream) stream(conn io.ReadWriteCloser, br *bufio.Reader) error {
 	c.LastSeen.Store(c.Created.UnixMilli())
 	u.client.Store(c)
 	defer u.client.Store(nil)
-	var buf []byte
+	var buf, mark []byte
 	tmp := make([]byte, 256<<10)
 	for {
 		u.readDeadline(conn)
@@ -448,6 +448,9 @@ func (u *upstream) stream(conn io.ReadWriteCloser, br *bufio.Reader) error {
 			if c.statCmd != nil {
 				c.lastCmd.Store(c.statCmd) // CLIENT LIST's cmd
 			}
+			if used > 0 {
+				mark = r.markApplied(mark)
+			}
 			buf = append(buf[:0], buf[used:]...)
 			if cap(buf) > 4<<20 && len(buf) < 64<<10 {
 				buf = append([]byte(nil), buf...)
@@ -460,6 +463,25 @@ func (u *upstream) stream(conn io.ReadWriteCloser, br *bufio.Reader) error {
 			return fmt.Errorf("lost the link to the primary: %w", err)
 		}
 	}
+}
+
+// markApplied appends a REPLSTATE record of the offset applied to the
+// append-only file (not to the stream): a restart that finds it last in
+// the log, after a crash too, continues from there (LoggedReplState). One
+// record per read of the stream, so its cost is spread over what the read
+// brought.
+func (r *replication) markApplied(buf []byte) []byte {
+	r.mu.Lock()
+	j, bl, id := r.applyRef, r.bl, r.replID
+	r.mu.Unlock()
+	if j == nil || bl == nil {
+		return buf
+	}
+	if t, ok := j.j.(*teeJournal); ok && t.aof != nil {
+		buf = journal.AppendReplState(buf[:0], id, bl.end.Load())
+		t.aof.Append(buf)
+	}
+	return buf
 }
 
 // applyUnits applies the complete units at the start of buf (a record, or
