@@ -151,7 +151,11 @@ func run(args []string) int {
 		log.Error("cannot load the data; not starting", "dir", dir, "err", err)
 		return 1
 	}
-	if id, off, ok := mgr.TakeReplState(); ok {
+	id, off, ok := mgr.TakeReplState()
+	if !ok { // a crash: a replica's log may say where its data is
+		id, off, ok = srv.LoggedReplState()
+	}
+	if ok {
 		srv.RestoreReplState(id, off)
 	}
 	if err := lock.Announce(srv.Addr().String()); err != nil {

@@ -213,7 +213,7 @@ func cmdClientList(c *Client, args [][]byte) {
 		}
 	}
 	var b strings.Builder
-	for _, o := range c.eng.host.Clients() {
+	for _, o := range c.eng.clients() {
 		if ids != nil && !ids[o.ID] || typ >= 0 && o.Kind() != typ {
 			continue
 		}
@@ -244,7 +244,7 @@ func parseClientKind(v []byte) (ClientKind, bool) {
 func cmdClientKill(c *Client, args [][]byte) {
 	opts := args[2:]
 	if len(opts) == 1 {
-		for _, o := range c.eng.host.Clients() {
+		for _, o := range c.eng.clients() {
 			if o.Addr == string(opts[0]) {
 				c.kill(o)
 				c.WriteOK()
@@ -317,7 +317,7 @@ func cmdClientKill(c *Client, args [][]byte) {
 	}
 	killed := 0
 	now := time.Now()
-	for _, o := range c.eng.host.Clients() {
+	for _, o := range c.eng.clients() {
 		if (id != 0 && o.ID != id) || (addr != "" && o.Addr != addr) ||
 			(laddr != "" && o.LocalAddr != laddr) || (typ >= 0 && o.Kind() != typ) ||
 			(maxAge != 0 && int64(now.Sub(o.Created).Seconds()) <= maxAge) || (skipMe && o == c) ||

@@ -64,6 +64,9 @@ type Engine struct {
 type Host interface {
 	// Clients returns the connected clients ordered by id.
 	Clients() []*Client
+	// NewClientID returns a client id from the sequence the runtime's
+	// clients take theirs from (a replica's link to its primary).
+	NewClientID() int64
 	// RequestShutdown hands a SHUTDOWN to main; false when too many wait.
 	RequestShutdown(r *ShutdownRequest) bool
 	// ConnStats returns the runtime's counters for INFO.

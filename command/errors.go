@@ -69,6 +69,7 @@ const (
 	errReadOnlyReplica      = "READONLY You can't write against a read only replica."
 	errNoReplicas           = "NOREPLICAS Not enough good replicas to write."
 	errMasterDown           = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+	errLoading              = "LOADING Redis is loading the dataset in memory"
 	errNoMasterLink         = "NOMASTERLINK Can't SYNC while not connected with my master"
 	errSyncPendingOutput    = "ERR SYNC and PSYNC are invalid with pending output"
 	errReplicaofFromReplica = "ERR Command is not valid when client is a replica."
@@ -140,8 +141,9 @@ const (
 	// ratekv's: Redis schedules the switch instead (see Client.setAppendOnly).
 	errAppendonlyInMulti = "ERR CONFIG SET appendonly cannot switch the append-only file inside a transaction"
 	// Log-only records (record.go): only a damaged log shows them.
-	errSetIntPayload  = "ERR SETINT payload must be %d bytes, got %d"
-	errSetIntDeadline = "ERR SETINT deadline %d is negative"
+	errSetIntPayload   = "ERR SETINT payload must be %d bytes, got %d"
+	errSetIntDeadline  = "ERR SETINT deadline %d is negative"
+	errReplStateRecord = "ERR bad REPLSTATE record: replication id %q, offset %q"
 
 	// Connection commands.
 	errHelloProto          = "ERR Protocol version is not an integer or out of range"

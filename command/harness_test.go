@@ -268,6 +268,8 @@ func (ts *testServer) Clients() []*Client {
 	return out
 }
 
+func (ts *testServer) NewClientID() int64 { return ts.nextID.Add(1) }
+
 func (ts *testServer) RequestShutdown(r *ShutdownRequest) bool {
 	select {
 	case ts.shutdowns <- r:

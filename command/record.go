@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ratekv/ratekv/internal/redisnum"
 	"github.com/ratekv/ratekv/journal"
 )
 
@@ -13,7 +14,8 @@ import (
 // command", COMMAND does not list them, and nothing a client can do
 // depends on them.
 //
-// SETINT key <16 bytes> (see journal.AppendSetInt) is the only one.
+// SETINT key <16 bytes> (see journal.AppendSetInt) and REPLSTATE replid
+// offset (journal.AppendReplState) are the ones.
 
 // logCommands is the table of log-only commands, keyed by lower-case name.
 var logCommands = map[string]*Command{}
@@ -60,7 +62,22 @@ func init() {
 	registerLog(
 		&Command{Name: "setint", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 1, Step: 1, Handler: cmdSetInt,
 			Summary: "Log record: sets a key to an integer with an absolute deadline (binary).", Group: "string"},
+		&Command{Name: "replstate", Arity: 3, Flags: FlagWrite, Handler: cmdReplState,
+			Summary: "Log record: the replication id and offset a replica's data is at.", Group: "server"},
 	)
+}
+
+// REPLSTATE replid offset: the data replayed so far is the primary's
+// stream up to offset under replid (journal.AppendReplState). Replay
+// forgets it at the next record of another kind.
+func cmdReplState(c *Client, args [][]byte) {
+	off, ok := redisnum.ParseInt(args[2])
+	if len(args[1]) != 40 || !ok || off < 0 {
+		c.WriteError(sprintf(errReplStateRecord, clip(args[1]), clip(args[2])))
+		return
+	}
+	c.eng.repl.logged.Store(&replMark{id: string(args[1]), off: off})
+	c.WriteOK()
 }
 
 // SETINT key payload: as SET key n [PXAT atMs], replacing whatever key

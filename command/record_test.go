@@ -202,6 +202,46 @@ func TestSetIntReplay(t *testing.T) {
 	}
 }
 
+// TestReplStateReplay: a log that ends with REPLSTATE says where a
+// replica's data is; any record after it makes the offset unknown.
+func TestReplStateReplay(t *testing.T) {
+	id := strings.Repeat("ab", 20)
+	mark := func(off int64) []byte { return journal.AppendReplState(nil, id, off) }
+	set := journal.AppendSet(nil, []byte("k"), []byte("v"), 0)
+	for i, tt := range []struct {
+		recs [][]byte
+		off  int64 // -1: no state
+		err  string
+	}{
+		{recs: [][]byte{set, mark(100)}, off: 100},
+		{recs: [][]byte{mark(100), set, mark(120)}, off: 120},
+		{recs: [][]byte{mark(100), set}, off: -1},
+		{recs: [][]byte{set}, off: -1},
+		{recs: [][]byte{journal.AppendReplState(nil, "short", 1)}, off: -1, err: `ERR bad REPLSTATE record: replication id "short", offset "1"`},
+		{recs: [][]byte{journal.AppendReplState(nil, id, -1)}, off: -1, err: "ERR bad REPLSTATE record"},
+	} {
+		s := newSocketless(t, newFakeClock(), nil)
+		_, err := s.replay(t, tt.recs)
+		if tt.err != "" {
+			require.ErrorContains(t, err, tt.err, "step %d", i)
+		} else {
+			require.NoError(t, err, "step %d", i)
+		}
+		gotID, off, ok := s.srv.LoggedReplState()
+		if tt.off < 0 {
+			require.False(t, ok, "step %d", i)
+			continue
+		}
+		require.True(t, ok, "step %d", i)
+		require.Equal(t, [2]any{id, tt.off}, [2]any{gotID, off}, "step %d", i)
+	}
+	idx, all := RecordKeys([][]byte{[]byte("REPLSTATE"), []byte(id), []byte("1")}, nil)
+	require.Empty(t, idx)
+	require.False(t, all, "it touches no key: snapshots leave it out")
+	ts := newTestServer(t)
+	require.Equal(t, "-ERR unknown command 'REPLSTATE', with args beginning with: '"+id+"' '1' \r\n", ts.raw(t).do("REPLSTATE", id, "1"))
+}
+
 // Clients cannot send log-only commands, and COMMAND does not list them.
 func TestSetIntIsNotAClientCommand(t *testing.T) {
 	ts := newTestServer(t)
@@ -235,6 +275,7 @@ func FuzzReplayRecords(f *testing.F) {
 	f.Add(seed(journal.AppendSetInt(nil, []byte("k"), 5, 0), rec("INCR", "k"), rec("DEL", "k")))
 	f.Add(seed(rec("ZADD", "k", "1", "a"), journal.AppendSetInt(nil, []byte("k"), -1, 1), rec("PEXPIREAT", "k", "1")))
 	f.Add(seed(rec("SET", "k", "v", "PXAT", "1800000000000"), rec("SETINT", "k", "x"), rec("FLUSHALL")))
+	f.Add(seed(journal.AppendReplState(nil, strings.Repeat("0", 40), 7), rec("REPLSTATE", "x", "-1"), rec("INCR", "k")))
 	f.Add(seed(rec("CL.THROTTLE", "k", "1", "2", "3"), rec("SL.THROTTLE", "s", "3", "1000"), rec("RESTORE", "z", "0", "junk", "REPLACE", "ABSTTL")))
 	f.Add(seed(rec("CL.THROTTLEMS", "k", "5", "1000", "1"), rec("CL.THROTTLE", "k", "5", "1000000", "1"), rec("CL.THROTTLEMS", "k", "0", "1000001", "1")))
 	f.Add(seed(rec("HSET", "h", "a", "1", "b", "x"), rec("HINCRBY", "h", "a", "5"), rec("HINCRBYFLOAT", "h", "b", "1"), rec("HDEL", "h", "a", "b"), rec("HSETNX", "h", "c", "1")))

@@ -25,14 +25,18 @@ package command
 // error to PSYNC and SYNC.
 
 import (
+	"cmp"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ratekv/ratekv/config"
@@ -73,6 +77,7 @@ const (
 	gateReadOnly   = 1 << iota // a replica with replica-read-only yes
 	gateStale                  // a replica whose link is down, replica-serve-stale-data no
 	gateNoReplicas             // fewer good replicas than min-replicas-to-write
+	gateLoading                // a replica loading its primary's snapshot
 )
 
 // replication is an engine's replication state. Its fields are guarded by
@@ -95,17 +100,25 @@ type replication struct {
 
 	gate        atomic.Uint32 // gate bits; read on every command
 	replica     atomic.Bool   // this server is a replica (masterHost set)
+	loading     bool          // a full resynchronization is loading its snapshot
 	idleSince   time.Time     // since when a primary\'s stream has had no replica (the cron\'s)
 	goodLinks   atomic.Int64  // replicas acknowledged within min-replicas-max-lag
 	dial        func(addr string, timeout time.Duration) (io.ReadWriteCloser, error)
 	stop        chan struct{}
-	baseOff     int64                // master_repl_offset while there is no stream
-	foreign     map[string]time.Time // non-ratekv replicas refused, by host: when last logged
-	wakes       []*waker             // the streaming links (backlog.wake)
-	waits       []*waitReq           // WAITs not yet answered
-	partials    atomic.Int64         // partial resynchronizations accepted (sync_partial_ok)
-	fulls       atomic.Int64         // full resynchronizations (sync_full)
-	partialErrs atomic.Int64         // PSYNCs with an id that had to resynchronize fully (sync_partial_err)
+	baseOff     int64                    // master_repl_offset while there is no stream
+	foreign     map[string]time.Time     // non-ratekv replicas refused, by host: when last logged
+	wakes       []*waker                 // the streaming links (backlog.wake)
+	waits       []*waitReq               // WAITs not yet answered
+	partials    atomic.Int64             // partial resynchronizations accepted (sync_partial_ok)
+	fulls       atomic.Int64             // full resynchronizations (sync_full)
+	partialErrs atomic.Int64             // PSYNCs with an id that had to resynchronize fully (sync_partial_err)
+	logged      atomic.Pointer[replMark] // the last REPLSTATE replayed, nil once another record followed it
+}
+
+// replMark is a REPLSTATE record's replication id and offset.
+type replMark struct {
+	id  string
+	off int64
 }
 
 func newReplication(e *Engine) *replication {
@@ -220,6 +233,17 @@ func (e *Engine) ReplState() (id string, off int64, ok bool) {
 	return r.replID, r.offsetLocked(), r.bl != nil
 }
 
+// LoggedReplState returns the replication id and offset of a REPLSTATE
+// record the log ended with: the data loaded is a replica's at that point
+// of its primary's stream, so that it continues from there after a crash
+// (SIGKILL) as after a clean shutdown (RestoreReplState).
+func (e *Engine) LoggedReplState() (id string, off int64, ok bool) {
+	if m := e.repl.logged.Load(); m != nil {
+		return m.id, m.off, true
+	}
+	return "", 0, false
+}
+
 // RestoreReplState makes the keyspace just loaded be at replication id id
 // and offset off (what ReplState said at the last clean shutdown), so that
 // replicas, or this server as a replica, continue with a partial
@@ -325,11 +349,15 @@ func (r *replication) gateLocked() {
 	} else if n := cfg.Int(config.MinReplicasToWrite); n > 0 && r.goodLinks.Load() < n {
 		g |= gateNoReplicas
 	}
+	if r.loading {
+		g |= gateLoading
+	}
 	r.gate.Store(g)
 }
 
 // gateRefusal returns the error that refuses cmd under gate bits g, or "".
-// In Redis's order (processCommand): NOREPLICAS, READONLY, MASTERDOWN.
+// In Redis's order (processCommand): NOREPLICAS, READONLY, MASTERDOWN,
+// LOADING.
 func (c *Client) gateRefusal(cmd *Command, args [][]byte, g uint32) string {
 	if cmd.subs != nil && len(args) > 1 {
 		if sub := lookupIn(cmd.subs, args[1]); sub != nil {
@@ -344,6 +372,8 @@ func (c *Client) gateRefusal(cmd *Command, args [][]byte, g uint32) string {
 		return errReadOnlyReplica
 	case g&gateStale != 0 && cmd.Flags&FlagStale == 0:
 		return errMasterDown
+	case g&gateLoading != 0 && cmd.Flags&FlagLoading == 0:
+		return errLoading
 	}
 	return ""
 }
@@ -547,11 +577,84 @@ func cmdPsync(c *Client, args [][]byte) {
 		}
 	}
 	c.replica = true
-	l := &replLink{r: r, ip: c.replIP, port: c.replPort, addr: c.Addr, wantID: id, wantOff: want}
+	l := &replLink{r: r, ip: c.replIP, port: c.replPort, addr: c.Addr, wantID: id, wantOff: want, cl: c.linkClient(ClientReplica)}
+	l.cl.lastCmd.Store(lookupCommand(args[0]))
 	if l.ip == "" {
 		l.ip = hostOf(c.Addr)
 	}
 	c.Handoff = l.serve
+}
+
+// linkClient returns a Client that stands for c's connection once
+// replication has taken it over, for CLIENT LIST and CLIENT KILL: same id,
+// addresses, name and user, of kind k. Its Peer is the link's.
+func (c *Client) linkClient(k ClientKind) *Client {
+	l := &Client{eng: c.eng, ID: c.ID, Addr: c.Addr, LocalAddr: c.LocalAddr, Created: c.Created, proto: 2, Authed: true}
+	c.mu.Lock()
+	l.name, l.libName, l.libVer = c.name, c.libName, c.libVer
+	c.mu.Unlock()
+	l.user.Store(c.user.Load())
+	l.SetKind(k)
+	l.LastSeen.Store(time.Now().UnixMilli())
+	return l
+}
+
+// linkPeer is the Peer of a replication link's Client: CLIENT KILL
+// closes the link (a replica then reconnects, as in Redis).
+type linkPeer struct {
+	kill func()
+	fd   int
+}
+
+func (p *linkPeer) Kill()                   { p.kill() }
+func (p *linkPeer) Wake()                   {}
+func (p *linkPeer) Buffers() (int64, int64) { return 0, 0 }
+func (p *linkPeer) Fd() int                 { return p.fd }
+
+// connFd returns conn's socket descriptor, -1 when it has none.
+func connFd(conn any) int {
+	if t, ok := conn.(interface{ NetConn() net.Conn }); ok { // TLS
+		conn = t.NetConn()
+	}
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	rc.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}
+
+// linkClients returns the Clients of the replication links: the
+// replicas' on a primary, the primary's on a replica.
+func (r *replication) linkClients() []*Client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*Client
+	for l := range r.links {
+		out = append(out, l.cl)
+	}
+	if r.link != nil {
+		if c := r.link.client.Load(); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// clients returns the runtime's clients and the replication links' (see
+// linkClients), ordered by id: what CLIENT LIST and CLIENT KILL see.
+func (e *Engine) clients() []*Client {
+	cs := e.host.Clients()
+	if links := e.repl.linkClients(); len(links) > 0 {
+		cs = append(cs, links...)
+		slices.SortFunc(cs, func(a, b *Client) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	return cs
 }
 
 // holdForeign keeps the link of a replica that is not ratekv open and

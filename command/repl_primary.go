@@ -48,6 +48,7 @@ type replLink struct {
 	done     chan struct{}
 	closeOne sync.Once
 	conn     io.ReadWriteCloser
+	cl       *Client // the replica's client as CLIENT LIST shows it (flags=S)
 }
 
 // deadliner is a connection with a write deadline (net.Conn).
@@ -73,6 +74,7 @@ func (l *replLink) serve(conn io.ReadWriteCloser, unread []byte) {
 	l.conn, l.wake, l.done = conn, newWaker(), make(chan struct{})
 	l.ackTime.Store(time.Now().UnixNano())
 	l.sent.Store(-1)
+	l.cl.Peer = &linkPeer{kill: l.close, fd: connFd(conn)}
 	defer conn.Close()
 
 	r.mu.Lock()
@@ -280,6 +282,7 @@ func (l *replLink) overLimit(end int64, now time.Time) bool {
 // readAcks reads what the replica sends: REPLCONF ACK offset.
 func (l *replLink) readAcks(rd io.Reader) {
 	defer l.close()
+	replconf := lookupCommand([]byte("replconf"))
 	br := bufio.NewReader(rd)
 	var buf []byte
 	var args [][]byte
@@ -306,8 +309,11 @@ func (l *replLink) readAcks(rd io.Reader) {
 			buf = buf[used:]
 			if len(args) == 3 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "ack") {
 				if off, err := strconv.ParseInt(string(args[2]), 10, 64); err == nil {
+					now := time.Now()
 					l.ack.Store(off)
-					l.ackTime.Store(time.Now().UnixNano())
+					l.ackTime.Store(now.UnixNano())
+					l.cl.LastSeen.Store(now.UnixMilli())
+					l.cl.lastCmd.Store(replconf)
 					l.r.acked()
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -54,6 +55,8 @@ type upstream struct {
 
 	mu   sync.Mutex // guards conn and writes to it
 	conn io.ReadWriteCloser
+
+	client atomic.Pointer[Client] // the primary's client while it streams (flags=M)
 }
 
 func newUpstream(r *replication, host, port string) *upstream {
@@ -357,7 +360,18 @@ func (r *replication) loadSync(u *upstream, path, id string, off int64) error {
 	for l := range r.links { // sub-replicas resynchronize from the new data
 		l.close()
 	}
+	// Clients get -LOADING until the snapshot is loaded, as from a Redis
+	// replica loading its RDB: a keyspace half loaded is a state the
+	// primary never had.
+	r.loading = true
+	r.gateLocked()
 	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.loading = false
+		r.gateLocked()
+		r.mu.Unlock()
+	}()
 	if _, err := e.Replay(recordList([][]byte{[]byte("FLUSHALL")})); err != nil {
 		return err
 	}
@@ -405,21 +419,41 @@ func (u *upstream) stream(conn io.ReadWriteCloser, br *bufio.Reader) error {
 	done := make(chan struct{})
 	defer close(done)
 	go u.acks(done)
-	c := &Client{eng: r.eng, proto: 2, Authed: true, replaying: true, Addr: u.host + ":" + u.port, LocalAddr: "replication"}
+	c := &Client{eng: r.eng, proto: 2, Authed: true, replaying: true, Addr: u.host + ":" + u.port, Created: time.Now()}
+	if nc, ok := conn.(interface{ LocalAddr() net.Addr }); ok {
+		c.LocalAddr = nc.LocalAddr().String()
+	}
+	if h := r.eng.host; h != nil {
+		c.ID = h.NewClientID()
+	}
+	c.Peer = &linkPeer{kill: func() { conn.Close() }, fd: connFd(conn)}
+	c.user.Store(r.eng.acl.def)
+	c.SetKind(ClientMaster)
+	c.LastSeen.Store(c.Created.UnixMilli())
+	u.client.Store(c)
+	defer u.client.Store(nil)
 	// The stream is read into buf after the part of a unit left over,
 	// applied in place, and the rest moved to the front.
 	const readSize = 256 << 10
-	var buf []byte
+	var buf, mark []byte
 	for {
 		u.readDeadline(conn)
 		buf = slices.Grow(buf, readSize)
 		n, err := br.Read(buf[len(buf):cap(buf)])
 		if n > 0 {
-			u.lastIO.Store(time.Now().UnixNano())
+			now := time.Now()
+			u.lastIO.Store(now.UnixNano())
+			c.LastSeen.Store(now.UnixMilli())
 			buf = buf[:len(buf)+n]
 			used, perr := u.applyUnits(c, buf)
 			if perr != nil {
 				return perr
+			}
+			if c.statCmd != nil {
+				c.lastCmd.Store(c.statCmd) // CLIENT LIST's cmd
+			}
+			if used > 0 {
+				mark = r.markApplied(mark)
 			}
 			buf = buf[:copy(buf, buf[used:])]
 			if cap(buf) > 4<<20 && len(buf) < 64<<10 {
@@ -433,6 +467,26 @@ func (u *upstream) stream(conn io.ReadWriteCloser, br *bufio.Reader) error {
 			return fmt.Errorf("lost the link to the primary: %w", err)
 		}
 	}
+}
+
+// markApplied appends a REPLSTATE record of the offset applied to the
+// append-only file (not to the stream): a restart that finds it last in
+// the log, after a crash too, continues from there (LoggedReplState). One
+// record per read of the stream, so its cost is spread over what the read
+// brought.
+func (r *replication) markApplied(buf []byte) []byte {
+	j := r.applyRef.Load()
+	r.mu.Lock()
+	bl, id := r.bl, r.replID
+	r.mu.Unlock()
+	if j == nil || bl == nil {
+		return buf
+	}
+	if t, ok := j.j.(*teeJournal); ok && t.aof != nil {
+		buf = journal.AppendReplState(buf[:0], id, bl.end.Load())
+		t.aof.Append(buf)
+	}
+	return buf
 }
 
 // applyUnits applies the complete units at the start of buf (a record, or

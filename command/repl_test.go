@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -421,6 +422,45 @@ func TestReplicaStaleData(t *testing.T) {
 	require.Equal(t, "down", infoField(t, ts.client(t, 2), "master_link_status"))
 }
 
+// TestReplicaLoadingRefuses: while a replica loads its primary's
+// snapshot, commands without FlagLoading get -LOADING, after READONLY in
+// Redis's order.
+func TestReplicaLoadingRefuses(t *testing.T) {
+	ts := newTestServer(t, "dir", t.TempDir())
+	r := ts.raw(t)
+	require.Equal(t, "+OK\r\n", r.do("SET", "k", "v"))
+	setLoading := func(on bool) {
+		ts.srv.repl.mu.Lock()
+		ts.srv.repl.loading = on
+		ts.srv.repl.mu.Unlock()
+		ts.srv.repl.updateGate()
+	}
+	setLoading(true)
+	for i, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"GET", "k"}, "-LOADING Redis is loading the dataset in memory\r\n"},
+		{[]string{"SET", "k", "w"}, "-LOADING Redis is loading the dataset in memory\r\n"},
+		{[]string{"PING"}, "+PONG\r\n"},
+		{[]string{"CLIENT", "SETNAME", "x"}, "+OK\r\n"},
+	} {
+		require.Equal(t, tt.want, r.do(tt.args...), "step %d", i)
+	}
+	require.Contains(t, r.do("INFO", "replication"), "role:master")
+	ts.srv.repl.mu.Lock()
+	ts.srv.repl.masterHost = "127.0.0.1" // a replica, without a link
+	ts.srv.repl.gateLocked()
+	ts.srv.repl.mu.Unlock()
+	require.Equal(t, "-READONLY You can't write against a read only replica.\r\n", r.do("SET", "k", "w"))
+	require.Equal(t, "-LOADING Redis is loading the dataset in memory\r\n", r.do("GET", "k"))
+	ts.srv.repl.mu.Lock()
+	ts.srv.repl.masterHost = ""
+	ts.srv.repl.mu.Unlock()
+	setLoading(false)
+	require.Equal(t, "$1\r\nv\r\n", r.do("GET", "k"))
+}
+
 func TestBacklogFreedWithoutReplicas(t *testing.T) {
 	defer func(d time.Duration) { backlogTTL = d }(backlogTTL)
 	backlogTTL = 200 * time.Millisecond
@@ -502,4 +542,78 @@ func TestStartRemovesInterruptedSyncFiles(t *testing.T) {
 	newTestServer(t, "dir", dir)
 	left, _ := filepath.Glob(filepath.Join(dir, "*"))
 	require.Equal(t, []string{filepath.Join(dir, "dump.rkv")}, left)
+}
+
+// TestReplicationLinksInClientList: a replica's link is a client of its
+// primary with flags=S, the primary's link one of the replica with
+// flags=M; CLIENT LIST TYPE filters them, CLIENT KILL TYPE replica|slave|
+// master closes them and the replica reconnects with a partial resync.
+func TestReplicationLinksInClientList(t *testing.T) {
+	rp := newReplPair(t)
+	ctx := context.Background()
+	rp.attach(t)
+	list := func(c *redis.Client, typ string) []string {
+		t.Helper()
+		s, err := c.Do(ctx, "CLIENT", "LIST", "TYPE", typ).Text()
+		require.NoError(t, err)
+		return strings.Fields(strings.TrimSpace(s))
+	}
+	field := func(line []string, name string) string {
+		for _, f := range line {
+			if v, ok := strings.CutPrefix(f, name+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	linkIDs := func(cmd string) (string, string) {
+		t.Helper()
+		var s, m []string
+		require.Eventually(t, func() bool {
+			s, m = list(rp.pc, "replica"), list(rp.rc, "master")
+			return field(s, "cmd") != "" && strings.Contains(cmd, field(s, "cmd")+" ") && field(m, "flags") == "M"
+		}, 10*time.Second, 5*time.Millisecond, "links not listed: %q %q", s, m)
+		require.Equal(t, "S", field(s, "flags"))
+		require.Equal(t, s, list(rp.pc, "slave"))
+		require.Equal(t, rp.p.addr, field(m, "addr"))
+		require.Equal(t, field(s, "addr"), field(m, "laddr"))
+		require.Empty(t, list(rp.pc, "master"))
+		require.Empty(t, list(rp.rc, "replica"))
+		all, err := rp.pc.Do(ctx, "CLIENT", "LIST").Text()
+		require.NoError(t, err)
+		require.Contains(t, all, "id="+field(s, "id")+" ")
+		return field(s, "id"), field(m, "id")
+	}
+	partials := func() string { return statField(t, rp.pc, "sync_partial_ok") }
+	sid, mid := linkIDs("replconf ") // its ACKs
+	require.Equal(t, int64(0), rp.pc.Do(ctx, "CLIENT", "KILL", "TYPE", "normal").Val())
+	require.Equal(t, int64(0), rp.rc.Do(ctx, "CLIENT", "KILL", "TYPE", "normal").Val())
+	require.Equal(t, int64(0), rp.pc.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Val())
+	was := partials()
+	for i, kill := range []func() any{
+		func() any { return rp.pc.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Val() },
+		func() any { return rp.rc.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Val() },
+		func() any { return rp.rc.Do(ctx, "CLIENT", "KILL", "ID", mid).Val() },
+	} {
+		require.NoError(t, rp.pc.Incr(ctx, "n").Err())
+		require.Equal(t, int64(1), kill(), "step %d", i)
+		nsid, nmid := linkIDs("psync replconf ")
+		require.NotEqual(t, sid, nsid, "step %d", i)
+		require.NotEqual(t, mid, nmid, "step %d", i)
+		sid, mid = nsid, nmid
+		rp.caughtUp(t)
+		require.Equal(t, strconv.Itoa(i+1), rp.rc.Get(ctx, "n").Val(), "step %d", i)
+	}
+	have, _ := strconv.Atoi(partials())
+	before, _ := strconv.Atoi(was)
+	require.Equal(t, before+3, have, "each reconnection continues partially")
+}
+
+func statField(t *testing.T, c *redis.Client, name string) string {
+	for _, line := range strings.Split(c.Info(context.Background(), "stats").Val(), "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return v
+		}
+	}
+	return ""
 }

@@ -64,6 +64,9 @@ func (s *Engine) Replay(next func() ([][]byte, error)) (n int, err error) {
 			return n, fmt.Errorf("record %d: %s replied with an error: %s", n+1, cmd.Name, clip(line))
 		}
 		n++
+		if cmd.Name != "replstate" && s.repl.logged.Load() != nil {
+			s.repl.logged.Store(nil) // the data moved past the offset it named
+		}
 		if cap(c.Out) > shrinkAt {
 			c.Out = nil
 		}
@@ -94,7 +97,8 @@ func RecordResets(args [][]byte) bool {
 // RecordKeys returns the indexes of the key arguments of a log record
 // (appended to dst), and all=true when the record touches the whole
 // keyspace: a FlagAllShards command (FLUSHALL), or a record it cannot
-// place. Package persist uses it to tell which shards a record touches.
+// place. No index and all=false: a record that touches no key
+// (REPLSTATE). Package persist uses it to tell which shards a record touches.
 func RecordKeys(args [][]byte, dst []int) (idx []int, all bool) {
 	if len(args) == 0 {
 		return dst, true
@@ -102,6 +106,9 @@ func RecordKeys(args [][]byte, dst []int) (idx []int, all bool) {
 	cmd := lookupRecord(args[0])
 	if cmd == nil || cmd.Flags&FlagAllShards != 0 || !cmd.arityOK(len(args)) {
 		return dst, true
+	}
+	if cmd.Name == "replstate" {
+		return dst, false // touches no key: snapshots leave it out
 	}
 	idx = cmd.keyIndexes(args, dst)
 	return idx, len(idx) == 0

@@ -104,7 +104,7 @@ var Params = []Param{
 	{Name: "tls-session-caching", Default: "yes", Mutable: true, Usage: "let clients resume TLS sessions (session tickets)", Check: yesNo},
 	{Name: "tls-session-cache-size", Default: "20480", Mutable: true, Usage: "accepted for Redis's sake: Go's session tickets are kept by the clients, so the server has no session cache to size", Check: intRange(0, math.MaxInt32)},
 	{Name: "tls-session-cache-timeout", Default: "300", Mutable: true, Usage: "seconds a TLS session can be resumed for", Check: intRange(0, math.MaxInt32)},
-	{Name: "tls-replication", Default: "no", Mutable: true, Usage: "use TLS for replication links (stored for replication)", Check: yesNo},
+	{Name: "tls-replication", Default: "no", Mutable: true, Usage: "a replica connects to its primary (its tls-port) over TLS, presenting tls-cert-file and checking the primary's certificate against tls-ca-cert-file/dir (the system's CAs when unset), not its name, as Redis", Check: yesNo},
 	{Name: "slowlog-log-slower-than", Default: "10000", Mutable: true, Usage: "SLOWLOG records commands that take at least this many microseconds (0: every command, -1: none)", Check: intRange(-1, math.MaxInt64)},
 	{Name: "slowlog-max-len", Default: "128", Mutable: true, Usage: "entries the SLOWLOG keeps (the oldest go first)", Check: intRange(0, math.MaxInt64)},
 	{Name: "latency-monitor-threshold", Default: "0", Mutable: true, Usage: "LATENCY records events (command, expire-cycle, aof-write, ...) of at least this many milliseconds (0: none)", Check: intRange(0, math.MaxInt64)},

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"github.com/ratekv/ratekv/resp"
 )
@@ -39,6 +40,22 @@ func AppendSet(dst, key, value []byte, atMs int64) []byte {
 		dst = resp.AppendBulkInt(dst, atMs)
 	}
 	return dst
+}
+
+// REPLSTATE replid offset is a log-only record a replica appends to its
+// log after the stream's records it applied: its data up to there is the
+// primary's stream up to offset under replication id replid. A restart
+// that finds it last in the log (no record after it) continues
+// replication from there with a partial resynchronization.
+
+// AppendReplState appends the REPLSTATE record of id and off.
+func AppendReplState(dst []byte, id string, off int64) []byte {
+	dst = append(dst, "*3\r\n$9\r\nREPLSTATE\r\n$"...)
+	dst = strconv.AppendInt(dst, int64(len(id)), 10)
+	dst = append(dst, "\r\n"...)
+	dst = append(dst, id...)
+	dst = append(dst, "\r\n"...)
+	return resp.AppendBulkInt(dst, off)
 }
 
 // SETINT key <16 bytes> is a log-only record, the image of a string key

@@ -59,6 +59,16 @@ func TestAppendSet(t *testing.T) {
 	}
 }
 
+func TestAppendReplState(t *testing.T) {
+	id := "0123456789abcdef0123456789abcdef01234567"
+	got := AppendReplState(nil, id, 1234)
+	require.Equal(t, "*3\r\n$9\r\nREPLSTATE\r\n$40\r\n"+id+"\r\n$4\r\n1234\r\n", string(got))
+	args, n, err := ParseRecord(got, nil)
+	require.NoError(t, err)
+	require.Equal(t, len(got), n)
+	require.Equal(t, []string{"REPLSTATE", id, "1234"}, []string{string(args[0]), string(args[1]), string(args[2])})
+}
+
 func TestCanonical(t *testing.T) {
 	args := func(b []byte, offs ...[2]int) [][]byte {
 		var out [][]byte

@@ -199,6 +199,9 @@ func writeTail(w *snapshotWriter, st *shards.Store, c *Capture, cuts []uint64, w
 			all := true
 			if keys != nil {
 				idx, all = keys(args, idx[:0])
+				if !all && len(idx) == 0 {
+					continue // touches no key (a replica's REPLSTATE): nothing to restore
+				}
 				all = all || len(idx) == 0
 			}
 			before, after := false, false

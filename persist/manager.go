@@ -35,8 +35,9 @@ type Options struct {
 	// other errors must be returned (wrapped or not). command.Engine.Replay.
 	Replay func(next func() ([][]byte, error)) (int, error)
 	// Keys returns the indexes of a record's key arguments and whether it
-	// touches the whole keyspace (command.RecordKeys). Nil treats every
-	// record as touching the whole keyspace.
+	// touches the whole keyspace (command.RecordKeys); a record with no
+	// index that does not touch the whole keyspace is left out of
+	// snapshots. Nil treats every record as touching the whole keyspace.
 	Keys func(args [][]byte, dst []int) ([]int, bool)
 	// Resets reports whether a record empties the whole keyspace, so that
 	// the records after it do not depend on what came before it

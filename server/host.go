@@ -35,6 +35,8 @@ func (h host) Clients() []*command.Client {
 	return out
 }
 
+func (h host) NewClientID() int64 { return h.s.nextID.Add(1) }
+
 func (h host) RequestShutdown(r *command.ShutdownRequest) bool { return h.s.requestShutdown(r) }
 
 func (h host) ConnStats() command.ConnStats {

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"runtime"
@@ -79,9 +78,7 @@ func New(store *shards.Store, cfg *config.Config, log *slog.Logger) *Server {
 		closed:    make(chan struct{}),
 	}
 	s.Engine.SetHost(host{s})
-	s.Engine.SetDialer(func(addr string, timeout time.Duration) (io.ReadWriteCloser, error) {
-		return net.DialTimeout("tcp", addr, timeout)
-	})
+	s.Engine.SetDialer(s.dialReplication)
 	s.watchConfig()
 	s.watchTLS()
 	for range runtime.GOMAXPROCS(0) {

@@ -18,6 +18,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -92,20 +93,9 @@ func loadTLS(cfg *config.Config) (*tlsContext, error) {
 	if certFile == "" || keyFile == "" {
 		return nil, errors.New("tls-cert-file and tls-key-file must both be set")
 	}
-	certPEM, err := os.ReadFile(certFile)
+	cert, err := loadCertificate(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("tls-cert-file: %w", err)
-	}
-	keyPEM, err := os.ReadFile(keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("tls-key-file: %w", err)
-	}
-	if keyPEM, err = pemkey.Decode(keyPEM, cfg.String(config.TLSKeyFilePass)); err != nil {
-		return nil, fmt.Errorf("tls-key-file: %w", err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("tls-cert-file and tls-key-file: %w", err)
+		return nil, err
 	}
 	cas, err := loadCAs(cfg.String(config.TLSCACertFile), cfg.String(config.TLSCACertDir))
 	if err != nil {
@@ -117,11 +107,7 @@ func loadTLS(cfg *config.Config) (*tlsContext, error) {
 		}
 		cas = x509.NewCertPool() // a later tls-auth-clients yes then admits no client
 	}
-	minV, maxV, err := parseProtocols(cfg.String(config.TLSProtocols))
-	if err != nil {
-		return nil, err
-	}
-	suites, err := parseCiphers(cfg.String(config.TLSCiphers))
+	minV, maxV, suites, err := protocolsAndCiphers(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +133,96 @@ func loadTLS(cfg *config.Config) (*tlsContext, error) {
 		ctx.byAuth[mode] = c
 	}
 	return ctx, nil
+}
+
+// protocolsAndCiphers reads tls-protocols and tls-ciphers.
+func protocolsAndCiphers(cfg *config.Config) (minV, maxV uint16, suites []uint16, err error) {
+	if minV, maxV, err = parseProtocols(cfg.String(config.TLSProtocols)); err != nil {
+		return 0, 0, nil, err
+	}
+	suites, err = parseCiphers(cfg.String(config.TLSCiphers))
+	return minV, maxV, suites, err
+}
+
+// loadCertificate reads tls-cert-file and tls-key-file.
+func loadCertificate(cfg *config.Config) (tls.Certificate, error) {
+	certPEM, err := os.ReadFile(cfg.String(config.TLSCertFile))
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("tls-cert-file: %w", err)
+	}
+	keyPEM, err := os.ReadFile(cfg.String(config.TLSKeyFile))
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("tls-key-file: %w", err)
+	}
+	if keyPEM, err = pemkey.Decode(keyPEM, cfg.String(config.TLSKeyFilePass)); err != nil {
+		return tls.Certificate{}, fmt.Errorf("tls-key-file: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("tls-cert-file and tls-key-file: %w", err)
+	}
+	return cert, nil
+}
+
+// dialReplication connects a replica to its primary: over TLS with
+// tls-replication yes, as Redis's connectWithMaster. The replica presents
+// tls-cert-file when set and checks the primary's certificate against
+// tls-ca-cert-file/dir (the system's CAs when neither is set), without
+// matching its name to the address, as Redis (OpenSSL's SSL_VERIFY_PEER,
+// no host check). The files are read at each connection, so a CONFIG SET
+// of them applies to the next one.
+func (s *Server) dialReplication(addr string, timeout time.Duration) (io.ReadWriteCloser, error) {
+	d := &net.Dialer{Timeout: timeout}
+	if !s.cfg.Bool(config.TLSReplication) {
+		return d.Dial("tcp", addr)
+	}
+	conf, err := replicationTLS(s.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("tls-replication: %w", err)
+	}
+	return tls.DialWithDialer(d, "tcp", addr, conf)
+}
+
+// replicationTLS is a replica's TLS configuration.
+func replicationTLS(cfg *config.Config) (*tls.Config, error) {
+	cas, err := loadCAs(cfg.String(config.TLSCACertFile), cfg.String(config.TLSCACertDir))
+	if err != nil {
+		return nil, err
+	}
+	if cas == nil {
+		if cas, err = x509.SystemCertPool(); err != nil {
+			return nil, err
+		}
+	}
+	minV, maxV, suites, err := protocolsAndCiphers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	conf := &tls.Config{
+		MinVersion: minV, MaxVersion: maxV, CipherSuites: suites,
+		// The chain is checked in VerifyConnection, without the name.
+		InsecureSkipVerify: true,
+		VerifyConnection: func(st tls.ConnectionState) error {
+			if len(st.PeerCertificates) == 0 {
+				return errors.New("the primary sent no certificate")
+			}
+			inter := x509.NewCertPool()
+			for _, c := range st.PeerCertificates[1:] {
+				inter.AddCert(c)
+			}
+			_, err := st.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: cas, Intermediates: inter})
+			return err
+		},
+	}
+	if cfg.String(config.TLSCertFile) != "" && cfg.String(config.TLSKeyFile) != "" {
+		cert, err := loadCertificate(cfg)
+		if err != nil {
+			return nil, err
+		}
+		// Sent whatever CAs the primary names, as OpenSSL does.
+		conf.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+	}
+	return conf, nil
 }
 
 // loadCAs reads the CA certificates of tls-ca-cert-file and every PEM file

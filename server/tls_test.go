@@ -469,3 +469,46 @@ func TestTLSClientKill(t *testing.T) {
 	require.Error(t, sec.Ping(ctx).Err())
 	require.Eventually(t, func() bool { return len(ts.srv.clients()) == 1 }, 5*time.Second, time.Millisecond)
 }
+
+// TestTLSReplication: a replica with tls-replication yes replicates from
+// its primary's TLS port, presenting its certificate (the primary has
+// tls-auth-clients yes) and checking the primary's against its CA; one
+// whose certificate another CA signed, or one without TLS, never links.
+func TestTLSReplication(t *testing.T) {
+	p := newPKI(t)
+	ca, other := p.ca("ca"), p.ca("other")
+	node := func(name string, ca *testCA, conf ...string) *testServer {
+		cert, key := p.leaf(ca, name, false)
+		ts := newTestServer(t, append([]string{"port", freePort(t), "tls-port", freePort(t), "tls-cert-file", cert, "tls-key-file", key,
+			"tls-ca-cert-file", ca.file, "dir", t.TempDir(), "repl-timeout", "2", "repl-ping-replica-period", "1"}, conf...)...)
+		ts.srv.StartReplication()
+		t.Cleanup(ts.srv.StopReplication)
+		return ts
+	}
+	primary := node("primary", ca)
+	pc := primary.client(t, 2)
+	require.NoError(t, pc.Set(ctx, "k", "v", 0).Err())
+	_, port, _ := net.SplitHostPort(primary.srv.TLSAddr().String())
+
+	replica := node("replica", ca, "tls-replication", "yes")
+	rc := replica.client(t, 2)
+	require.NoError(t, rc.Do(ctx, "REPLICAOF", "127.0.0.1", port).Err())
+	require.Eventually(t, func() bool { return rc.Get(ctx, "k").Val() == "v" }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, pc.Set(ctx, "k", "streamed", 0).Err())
+	require.Equal(t, int64(1), pc.Do(ctx, "WAIT", "1", "5000").Val())
+	require.Equal(t, "streamed", rc.Get(ctx, "k").Val())
+	require.Contains(t, pc.Info(ctx, "replication").Val(), "connected_slaves:1")
+
+	for i, conf := range [][]string{
+		{"tls-replication", "yes"}, // its certificate is the other CA's
+		{"tls-replication", "no"},
+	} {
+		r := node("replica-other", other, conf...)
+		c := r.client(t, 2)
+		require.NoError(t, c.Do(ctx, "REPLICAOF", "127.0.0.1", port).Err())
+		time.Sleep(1500 * time.Millisecond) // past the first attempt
+		require.Contains(t, c.Info(ctx, "replication").Val(), "master_link_status:down", "step %d", i)
+		require.Empty(t, c.Get(ctx, "k").Val(), "step %d", i)
+	}
+	require.Contains(t, pc.Info(ctx, "replication").Val(), "connected_slaves:1")
+}
