@@ -17,15 +17,15 @@
 # REPLICA_SCHED=nice runs them at nice $REPLICA_NICE instead.
 # After each run with replicas it reads the primary's and the replicas'
 # offsets (the lag, in bytes, while the load still runs) and times
-# `WAIT 1 0` on an idle connection. It prints per-round numbers and the
-# medians: ratekv with N replicas against ratekv alone, and against
-# redis-server with N replicas.
+# `WAIT 1 $WAIT_MAX_MS` on an idle connection (">…" when it timed out).
+# It prints per-round numbers and the medians: ratekv with N replicas
+# against ratekv alone, and against redis-server with N replicas.
 #
 # Environment (defaults in brackets):
 #   WORKLOADS ["throttle set"]  (throttle: ratekv CL.THROTTLE, redis gcra.lua)
 #   PIPELINES ["1 32"]  REPLICAS [2]  ROUNDS [5]  DURATION [5s]  WARMUP [1s]
 #   CONNS [50]  KEYS [100000]  SERVER_CORE [0]  CLIENT_CORE [1]
-#   REPLICA_SCHED [idle] (idle: chrt --idle 0; nice: nice -n REPLICA_NICE)  REPLICA_NICE [19]
+#   WAIT_MAX_MS [10000]  REPLICA_SCHED [idle] (idle: chrt --idle 0; nice: nice -n REPLICA_NICE)  REPLICA_NICE [19]
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -40,6 +40,7 @@ KEYS=${KEYS:-100000}
 SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
 REPLICA_NICE=${REPLICA_NICE:-19}
+WAIT_MAX_MS=${WAIT_MAX_MS:-10000}
 REPLICA_SCHED=${REPLICA_SCHED:-idle}
 LOG_PREFIX=repl
 SERVERS="ratekv redis"
@@ -128,13 +129,14 @@ print(mo - min(offs) if offs else "-")')
 	fi
 	wait "$lg" || true
 	if (($2)); then
-		wait=$(python3 - "$primary" <<'EOF'
+		wait=$(python3 - "$primary" "$WAIT_MAX_MS" <<'EOF'
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.sendall(b"SET repl:probe 1\r\n"); s.recv(64)
 t = time.perf_counter()
-s.sendall(b"WAIT 1 0\r\n"); s.recv(64)
-print(round((time.perf_counter() - t) * 1e6))
+s.sendall(b"WAIT 1 %d\r\n" % int(sys.argv[2])); acked = s.recv(64)
+us = round((time.perf_counter() - t) * 1e6)
+print(us if acked.startswith(b":1") else ">%d" % (int(sys.argv[2]) * 1000))
 EOF
 )
 	fi
@@ -146,7 +148,7 @@ EOF
 declare -A ops
 echo "$ROUNDS rounds of $DURATION, $CONNS conns, $KEYS keys, $REPLICAS replicas; primary on core $SERVER_CORE, replicas ($REPLICA_SCHED) and load on core $CLIENT_CORE"
 echo
-echo "| round | server | replicas | workload | pipeline | ops/s | lag bytes | WAIT 1 0 µs |"
+echo "| round | server | replicas | workload | pipeline | ops/s | lag bytes | WAIT 1 µs |"
 echo "|---:|---|---:|---|---:|---:|---:|---:|"
 cells=()
 for s in ratekv redis; do for n in 0 "$REPLICAS"; do for w in $WORKLOADS; do for p in $PIPELINES; do
