@@ -321,7 +321,7 @@ func cmdClusterReplicas(c *Client, args [][]byte) {
 	var lines []string
 	for j := range t.Nodes {
 		if t.Nodes[j].Primary == id {
-			lines = append(lines, c.nodeLine(t, j))
+			lines = append(lines, c.nodeLine(t, j, nil)) // a replica serves no slot
 		}
 	}
 	c.WriteArray(len(lines))
@@ -414,24 +414,27 @@ func (c *Client) nodeAddr(t *SlotTable, i int) (ip string, port int64, hostname 
 	return ip, port, hostname
 }
 
-// slotRanges returns the slot ranges node i serves in t.
-func (t *SlotTable) slotRanges(i int) [][2]int {
-	var out [][2]int
+// slotRanges returns the ranges of slots each node of t serves, by node
+// index, in one pass over the slots: CLUSTER NODES and SHARDS cost the
+// same for a node however many nodes the cluster has.
+func (t *SlotTable) slotRanges() [][][2]int {
+	out := make([][][2]int, len(t.Nodes))
 	for s := 0; s < shards.NumSlots; s++ {
-		if int(t.Owner[s]) != i {
+		i := t.Owner[s]
+		if i < 0 {
 			continue
 		}
-		if n := len(out); n > 0 && out[n-1][1] == s-1 {
-			out[n-1][1] = s
+		if r := out[i]; len(r) > 0 && r[len(r)-1][1] == s-1 {
+			r[len(r)-1][1] = s
 		} else {
-			out = append(out, [2]int{s, s})
+			out[i] = append(r, [2]int{s, s})
 		}
 	}
 	return out
 }
 
 // nodeLine is node i's line of CLUSTER NODES, without the newline.
-func (c *Client) nodeLine(t *SlotTable, i int) string {
+func (c *Client) nodeLine(t *SlotTable, i int, ranges [][2]int) string {
 	n := &t.Nodes[i]
 	ip, port, hostname := c.nodeAddr(t, i)
 	var b strings.Builder
@@ -461,7 +464,7 @@ func (c *Client) nodeLine(t *SlotTable, i int) string {
 		link = "disconnected"
 	}
 	b.WriteString(" " + primary + " 0 " + pong + " " + strconv.FormatUint(n.ConfigEpoch, 10) + " " + link)
-	for _, r := range t.slotRanges(i) {
+	for _, r := range ranges {
 		b.WriteByte(' ')
 		b.WriteString(strconv.Itoa(r[0]))
 		if r[1] != r[0] {
@@ -474,8 +477,9 @@ func (c *Client) nodeLine(t *SlotTable, i int) string {
 // writeTableNodes answers CLUSTER NODES from t.
 func (c *Client) writeTableNodes(t *SlotTable) {
 	var b strings.Builder
+	ranges := t.slotRanges()
 	for i := range t.Nodes {
-		b.WriteString(c.nodeLine(t, i))
+		b.WriteString(c.nodeLine(t, i, ranges[i]))
 		if i == int(t.Self) {
 			b.Write(c.eng.AppendSlotMigrations(nil)) // [slot->-id], [slot-<-id]
 		}
@@ -588,11 +592,12 @@ func (c *Client) writeTableShards(t *SlotTable) {
 			primaries = append(primaries, i)
 		}
 	}
+	all := t.slotRanges()
 	c.WriteArray(len(primaries))
 	for _, p := range primaries {
 		c.WriteMap(2)
 		c.WriteBulkString("slots")
-		ranges := t.slotRanges(p)
+		ranges := all[p]
 		c.WriteArray(2 * len(ranges))
 		for _, r := range ranges {
 			c.WriteInt(int64(r[0]))
