@@ -41,6 +41,14 @@ func (c *Control) selfID() string { return c.fsm.selfID() }
 
 // SetSlotNode gives slot to node id (CLUSTER SETSLOT slot NODE id).
 func (c *Control) SetSlotNode(slot uint16, id string) error {
+	// redis-cli sends SETSLOT NODE to every primary once a slot has
+	// moved: after the first commits, the others add no entry.
+	c.fsm.mu.Lock()
+	done := c.fsm.st.Explicit && c.fsm.st.Owner[slot] == id
+	c.fsm.mu.Unlock()
+	if done {
+		return nil
+	}
 	return c.propose(Entry{Op: OpSetSlotNode, Slot: slot, ID: id})
 }
 

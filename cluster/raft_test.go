@@ -178,8 +178,8 @@ func TestRaftGroup(t *testing.T) {
 		{c, []any{"cluster", "meet", "nohost", 7000}, "error: ERR Invalid node address specified: nohost:7000"},
 		{c, []any{"cluster", "meet", "127.0.0.1", "x"}, "error: ERR Invalid base port specified: x"},
 		{c, []any{"replicaof", "127.0.0.1", a.port}, "error: ERR REPLICAOF not allowed in cluster mode."},
-		{c, []any{"cluster", "replicate", b.id}, "OK"},
 		{c, []any{"cluster", "failover", "nope"}, "error: ERR syntax error"},
+		{c, []any{"cluster", "replicate", b.id}, "OK"}, // c loads b's data for a moment: -LOADING
 		{b, []any{"cluster", "failover"}, "error: ERR You should send CLUSTER FAILOVER to a replica"},
 		{a, []any{"cluster", "delslots", 5}, "OK"},
 		{b, []any{"cluster", "delslots", 5}, "error: ERR Slot 5 is already unassigned"},
@@ -187,6 +187,14 @@ func TestRaftGroup(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, tc.n.do(tc.args...), "step %d: %v", i, tc.args)
 	}
+	// SETSLOT NODE commits once; the same again, as redis-cli sends it
+	// to every primary, adds no entry.
+	require.Equal(t, "OK", a.do("cluster", "setslot", 8191, "node", b.id))
+	agree(t, 3, a, b, c)
+	applied := b.ctl.raft().AppliedIndex()
+	require.Equal(t, "OK", b.do("cluster", "setslot", 8191, "node", b.id))
+	require.Equal(t, applied, b.ctl.raft().AppliedIndex())
+	require.Equal(t, "OK", a.do("cluster", "setslot", 8191, "node", a.id), "and back")
 	v = agree(t, 3, a, b, c)
 	require.Contains(t, v, c.id+" 127.0.0.1:"+strconv.Itoa(c.port))
 	require.Contains(t, v, "slave "+b.id)
