@@ -121,7 +121,12 @@ func (c *Control) raftConfig() *raft.Config {
 	cfg.HeartbeatTimeout = hb
 	cfg.ElectionTimeout = 2 * hb
 	cfg.LeaderLeaseTimeout = hb
-	cfg.CommitTimeout = min(hb/4, 50*time.Millisecond)
+	// A follower learns that an entry committed from the leader's next
+	// AppendEntries, which comes this soon when nothing else is sent: a
+	// CLUSTER command forwarded to the leader waits for it (reshard's
+	// SETSLOT NODE, once per slot). Idle, it is an empty AppendEntries
+	// to each follower this often.
+	cfg.CommitTimeout = min(hb/4, 10*time.Millisecond)
 	cfg.SnapshotThreshold = 512
 	cfg.TrailingLogs = 1024
 	cfg.SnapshotInterval = 30 * time.Second
