@@ -3,8 +3,8 @@ package cluster
 // Failover without Sentinel or gossip. The Raft leader asks every other
 // node for its ROLE over RESP, all at once, every fifth of
 // cluster-node-timeout: the reply says the node serves clients, and a
-// replica's offset. A node that
-// has not answered for cluster-node-timeout is marked failed (one entry);
+// replica's offset. A node that has not answered for cluster-node-timeout
+// is marked failed (one entry);
 // a failed primary that serves slots is replaced by its replica with the
 // highest replication offset among those that answer (one entry: every
 // node applies the promotion at once, the new primary with REPLICAOF NO
