@@ -20,8 +20,9 @@ import (
 // as Redis nodes do; redis-cli --cluster check passes, every node's
 // CLUSTER NODES agree, go-redis's ClusterClient reads back keys of every
 // slot, add-node and del-node change the cluster, and after a kill -9 of
-// a primary (the Raft leader too) its replica takes over its slots and
-// the ClusterClient reads every key again.
+// a primary (the Raft leader too) its replica takes over its slots, the
+// ClusterClient reads every key again, and the old primary comes back as
+// a replica of the new one.
 func TestRedisCliCluster(t *testing.T) {
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
@@ -32,11 +33,15 @@ func TestRedisCliCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	procs := map[string]*exec.Cmd{}
-	start := func() string {
-		addr, cmd := startRatekv(t, bin, t.TempDir(), "--cluster-enabled", "yes", "--cluster-solo-owns-all-slots", "no",
-			"--cluster-node-timeout", "1000", "--cluster-port", strconv.Itoa(freeTCPPort(t)), "--save", "", "--appendonly", "no")
-		procs[addr] = cmd
+	args := map[string][]string{} // each node's directory and arguments, for a restart
+	startIn := func(dir string, a ...string) string {
+		addr, cmd := startRatekv(t, bin, dir, a...)
+		procs[addr], args[addr] = cmd, append([]string{dir}, a...)
 		return addr
+	}
+	start := func() string {
+		return startIn(t.TempDir(), "--cluster-enabled", "yes", "--cluster-solo-owns-all-slots", "no",
+			"--cluster-node-timeout", "1000", "--cluster-port", strconv.Itoa(freeTCPPort(t)), "--save", "", "--appendonly", "no")
 	}
 	var addrs []string
 	for range 6 {
@@ -143,6 +148,28 @@ func TestRedisCliCluster(t *testing.T) {
 		require.NoError(t, err, "key:%d after the failover", i)
 		require.Equal(t, strconv.Itoa(i), v, "key:%d after the failover", i)
 	}
+
+	// The old primary comes back (on another client port): it commits
+	// its new address and replicates the primary that replaced it.
+	back := startIn(args[addrs[0]][0], args[addrs[0]][1:]...)
+	rdb := redis.NewClient(&redis.Options{Addr: back})
+	defer rdb.Close()
+	var newPrimary string
+	for _, l := range strings.Split(view, "\n") {
+		if f := strings.Fields(l); f[0] == deadID {
+			newPrimary = f[3]
+		}
+	}
+	require.Eventually(t, func() bool {
+		v := nodesView(t, clients[rest[0]])
+		_, port, _ := net.SplitHostPort(back)
+		return strings.Contains(v, deadID+" 127.0.0.1:"+port+"@") && strings.Contains(v, deadID+" 127.0.0.1:"+port+"@"+args[addrs[0]][8]+" slave "+newPrimary)
+	}, 20*time.Second, 50*time.Millisecond, "the old primary is back, as a replica of %s", newPrimary)
+	require.Eventually(t, func() bool {
+		role, err := rdb.Do(ctx, "role").Slice()
+		return err == nil && role[0] == "slave" && role[3] == "connected"
+	}, 20*time.Second, 50*time.Millisecond, "it replicates its new primary")
+	require.Eventually(t, func() bool { return rdb.DBSize(ctx).Val() > keys/5 }, 10*time.Second, 50*time.Millisecond, "with its keys")
 }
 
 // freeTCPPort returns a loopback port that was free a moment ago.

@@ -178,8 +178,8 @@ func (c *Control) Meet(ip string, port, busPort int) error {
 	st := c.State()
 	self := c.selfID()
 	for _, n := range st.Nodes {
-		if n.ID != self && n.IP == ip && n.Port == port {
-			return nil // known already
+		if n.IP == ip && n.Port == port {
+			return nil // known already, or this node itself
 		}
 	}
 	// The address this node has as the other node sees it.

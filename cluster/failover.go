@@ -1,9 +1,10 @@
 package cluster
 
 // Failover without Sentinel or gossip. The Raft leader asks every other
-// node for its ROLE over RESP, a fifth of cluster-node-timeout apart: the
-// reply says the node serves clients, and a replica's offset. A node that
-// has not answered for cluster-node-timeout is marked failed (one entry);
+// node for its ROLE over RESP, all at once, every fifth of
+// cluster-node-timeout: the reply says the node serves clients, and a
+// replica's offset. A node that has not answered for cluster-node-timeout
+// is marked failed (one entry);
 // a failed primary that serves slots is replaced by its replica with the
 // highest replication offset among those that answer (one entry: every
 // node applies the promotion at once, the new primary with REPLICAOF NO
@@ -21,6 +22,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ratekv/ratekv/command"
@@ -64,6 +66,7 @@ func (c *Control) monitor(stop <-chan struct{}) {
 		}
 		st := c.State()
 		self := c.selfID()
+		var wg sync.WaitGroup
 		for id, n := range st.Nodes {
 			if id == self {
 				continue
@@ -79,11 +82,13 @@ func (c *Control) monitor(stop <-chan struct{}) {
 				rdb = c.client(n.IP, n.Port)
 				clients[addr] = rdb
 			}
-			p.up, p.offset = askRole(rdb, every)
-			if p.up {
-				p.lastOK = now
-			}
+			wg.Go(func() { // every node at once: a silent one costs no more
+				if p.up, p.offset = askRole(rdb, every); p.up {
+					p.lastOK = now
+				}
+			})
 		}
+		wg.Wait()
 		for id := range probes {
 			if st.Nodes[id] == nil || id == self {
 				delete(probes, id)

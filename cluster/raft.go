@@ -412,6 +412,16 @@ func (c *Control) State() *State {
 	return c.fsm.st.Clone()
 }
 
+// Leader returns the id of the topology's Raft leader ("" while none).
+func (c *Control) Leader() string {
+	r := c.raft()
+	if r == nil {
+		return ""
+	}
+	_, id := r.LeaderWithID()
+	return string(id)
+}
+
 // IsLeader reports whether this node leads the topology's Raft group.
 func (c *Control) IsLeader() bool {
 	r := c.raft()
@@ -420,7 +430,7 @@ func (c *Control) IsLeader() bool {
 
 // propose applies e on the leader and returns once this node applied it.
 // While there is no leader, or the one asked has just stepped down before
-// taking the entry, it tries again until applyTimeout.
+// taking the entry, it tries again (retry).
 func (c *Control) propose(e Entry) error {
 	data, err := json.Marshal(e)
 	if err != nil {
@@ -430,10 +440,11 @@ func (c *Control) propose(e Entry) error {
 }
 
 // retry runs fn until it succeeds or fails for another reason than the
-// lack of a leader, for at most applyTimeout.
+// lack of a leader, for at most five election timeouts (an election
+// normally ends within one or two).
 func (c *Control) retry(fn func() error) error {
 	c.waitReady()
-	deadline := time.Now().Add(c.applyTimeout())
+	deadline := time.Now().Add(min(5*c.raftConfig().ElectionTimeout, c.applyTimeout()))
 	for {
 		err := fn()
 		if err == nil || !errors.Is(err, errRetry) && !strings.Contains(err.Error(), notLeader) && err.Error() != command.ErrClusterNoLeader {
@@ -504,7 +515,7 @@ func (c *Control) toLeader(fn func(context.Context, *redis.Client) error) error 
 	// Just after a start or an election the leader may be unknown for a
 	// few heartbeats.
 	_, id := r.LeaderWithID()
-	for deadline := time.Now().Add(20 * c.raftConfig().HeartbeatTimeout); id == "" && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(5 * c.raftConfig().ElectionTimeout); id == "" && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 		_, id = r.LeaderWithID()
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func freePort(t *testing.T) int {
 }
 
 // startNode starts a cluster-mode server on loopback with its topology in
-// Raft (node timeout 1 s: heartbeats of 100 ms), serving no slot.
+// Raft (node timeout 2 s: heartbeats of 200 ms), serving no slot.
 func startNode(t *testing.T) *testNode {
 	t.Helper()
 	cfg := config.New()
@@ -56,13 +57,13 @@ func startNode(t *testing.T) *testNode {
 	srv.SetNode(id)
 	n := &testNode{srv: srv, port: srv.Addr().(*net.TCPAddr).Port, id: id.ID}
 	ctl, err := Open(Options{Dir: t.TempDir(), Self: Node{ID: id.ID, IP: "127.0.0.1", Port: n.port, BusPort: freePort(t)},
-		BindIP: "127.0.0.1", NodeTimeout: time.Second, Engine: srv.Engine, Config: cfg, Logger: log, Explicit: true})
+		BindIP: "127.0.0.1", NodeTimeout: 2 * time.Second, Engine: srv.Engine, Config: cfg, Logger: log, Explicit: true})
 	require.NoError(t, err)
 	srv.SetClusterControl(ctl)
 	go srv.Serve()
 	n.ctl = ctl
 	// READONLY: a replica serves its primary's slots to this client.
-	n.rdb = redis.NewClient(&redis.Options{Addr: srv.Addr().String(), MaxRetries: -1,
+	n.rdb = redis.NewClient(&redis.Options{Addr: srv.Addr().String(), MaxRetries: -1, ReadTimeout: 20 * time.Second,
 		OnConnect: func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }})
 	t.Cleanup(func() {
 		n.rdb.Close()
@@ -204,6 +205,7 @@ func TestRaftGroup(t *testing.T) {
 	require.Contains(t, info, "cluster_state:fail\r\n", "slot 5 has no node")
 	require.Contains(t, info, "cluster_slots_assigned:16383\r\ncluster_slots_ok:16383\r\n")
 	require.Contains(t, info, "cluster_known_nodes:3\r\ncluster_size:2\r\n")
+	require.Regexp(t, "ratekv_topology:ok\r\nratekv_topology_leader:[0-9a-f]{40}\r\n", info)
 	reps, err := a.rdb.Do(ctx, "cluster", "replicas", b.id).StringSlice()
 	require.NoError(t, err)
 	require.Len(t, reps, 1)
@@ -237,6 +239,40 @@ func TestRaftGroup(t *testing.T) {
 	require.Equal(t, "OK", rest[1].do("cluster", "forget", leader.id), "forgotten already: OK, as redis-cli sends it to every node")
 	v = agree(t, 2, rest...)
 	require.NotContains(t, v, leader.id)
+
+	// The group of two loses one more: no majority, the topology is
+	// frozen and CLUSTER INFO says so; the node still serves.
+	rest[1].stop()
+	require.Eventually(t, func() bool {
+		return strings.Contains(rest[0].rdb.ClusterInfo(ctx).Val(), "ratekv_topology:frozen\r\nratekv_topology_leader:\r\n")
+	}, 10*time.Second, 20*time.Millisecond)
+	// It serves its slots: writes when it is a primary, reads of its
+	// primary's slots when a replica.
+	tab := rest[0].srv.SlotTable()
+	owner := tab.Self
+	if p := tab.Nodes[tab.Self].Primary; p != "" {
+		for i := range tab.Nodes {
+			if tab.Nodes[i].ID == p {
+				owner = int32(i)
+			}
+		}
+	}
+	slot := slices.Index(tab.Owner[:], owner)
+	require.GreaterOrEqual(t, slot, 0)
+	key := keyInSlot(slot)
+	if tab.Nodes[tab.Self].Primary == "" {
+		require.NoError(t, rest[0].rdb.Set(ctx, key, "served", 0).Err())
+	} else {
+		require.ErrorIs(t, rest[0].rdb.Get(ctx, key).Err(), redis.Nil)
+	}
+	require.Equal(t, "error: ERR the cluster topology has no leader (a majority of its voters is unreachable): it cannot change now",
+		func() string {
+			start := time.Now()
+			defer func() {
+				t.Logf("a change without a leader gave up after %v", time.Since(start).Round(time.Millisecond))
+			}()
+			return rest[0].do("cluster", "addslots", 5)
+		}())
 }
 
 // TestRaftRestart: a node restarts into its group with the topology it
@@ -302,7 +338,7 @@ func TestRaftFailover(t *testing.T) {
 	require.NoError(t, b.rdb.Set(ctx, "{b}after", "1", 0).Err())
 	require.Eventually(t, func() bool { return a.rdb.Get(ctx, "{b}after").Val() == "1" }, 5*time.Second, 20*time.Millisecond)
 
-	// Automatic: b dies; after the node timeout (1 s) a serves its slots.
+	// Automatic: b dies; after the node timeout (2 s) a serves its slots.
 	b.kill()
 	require.Eventually(t, func() bool {
 		for _, n := range []*testNode{a, c} {
@@ -342,4 +378,28 @@ func TestRaftSeedAfterCrash(t *testing.T) {
 	st := ctl.State()
 	require.Equal(t, []string{o.Self.ID}, st.IDs())
 	require.Equal(t, 2, st.SlotsOf(o.Self.ID))
+}
+
+// TestRaftMeetRefused: a join the leader refuses (a slot served on both
+// sides) leaves the joining node alone with what it had.
+func TestRaftMeetRefused(t *testing.T) {
+	a, b := startNode(t), startNode(t)
+	require.Equal(t, "OK", a.do("cluster", "addslots", 7))
+	require.Equal(t, "OK", b.do("cluster", "addslots", 7, 8))
+	require.Equal(t, "error: ERR the joining node serves slot 7, which node "+a.id+" serves", b.do("cluster", "meet", "127.0.0.1", a.port))
+	v := agree(t, 1, b)
+	require.Regexp(t, b.id+" .* 7-8$", v)
+	require.Equal(t, "OK", b.do("cluster", "delslots", 7), "its own group again")
+	require.Equal(t, "OK", b.do("cluster", "meet", "127.0.0.1", a.port))
+	v = agree(t, 2, a, b)
+	require.Regexp(t, b.id+" .* 8\n", v+"\n")
+}
+
+// keyInSlot returns a key of the hash slot.
+func keyInSlot(slot int) string {
+	for i := 0; ; i++ {
+		if k := "k" + strconv.Itoa(i); int(shards.KeySlot([]byte(k))) == slot {
+			return k
+		}
+	}
 }

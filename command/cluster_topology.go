@@ -507,6 +507,12 @@ func (c *Client) writeTableInfo(t *SlotTable) {
 		state = "fail"
 	}
 	my := t.Nodes[t.Self].ConfigEpoch
+	leader, topology := "", "frozen"
+	if ctl := c.eng.clusterCtl; ctl != nil {
+		if leader = ctl.Leader(); leader != "" {
+			topology = "ok"
+		}
+	}
 	var b strings.Builder
 	for _, f := range [][2]string{
 		{"cluster_state", state},
@@ -521,6 +527,10 @@ func (c *Client) writeTableInfo(t *SlotTable) {
 		{"cluster_stats_messages_sent", "0"},
 		{"cluster_stats_messages_received", "0"},
 		{"total_cluster_links_buffer_limit_exceeded", "0"},
+		// ratekv's: whether the topology can change (its Raft group has
+		// a leader), and which node leads it.
+		{"ratekv_topology", topology},
+		{"ratekv_topology_leader", leader},
 	} {
 		b.WriteString(f[0] + ":" + f[1] + "\r\n")
 	}

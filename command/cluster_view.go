@@ -78,6 +78,11 @@ type ClusterControl interface {
 	// acknowledged write is lost.
 	Failover(force bool) error
 
+	// Leader returns the id of the node that leads the topology's Raft
+	// group, "" while there is none (a majority of the voters is out of
+	// reach: the topology is frozen, the slots are still served).
+	Leader() string
+
 	// The requests nodes send each other over RESP (CLUSTER RATEKV-*).
 	Join(req []byte) error
 	MeetBack(ip string, port, busPort int) error
