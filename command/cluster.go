@@ -188,6 +188,8 @@ func cmdClusterHelp(c *Client, args [][]byte) {
 		"NODES",
 		"    Return cluster configuration seen by node. Output format:",
 		"    <id> <ip:port@bus-port[,hostname]> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+		"SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+		"    Set slot state.",
 		"SHARDS",
 		"    Return information about slot range mappings and the nodes associated with them.",
 		"SLOTS",

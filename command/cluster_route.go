@@ -486,7 +486,7 @@ func (c *Client) setslotNode(v clusterNodes, slot uint16, id string) {
 	e := c.eng
 	commit := func() string {
 		if err := ctl.SetSlotNode(slot, id); err != nil {
-			return sprintf(errControlPlane, err.Error())
+			return sprintf(errControlPlane, sanitizeErr([]byte(err.Error())))
 		}
 		// As Redis's SETSLOT NODE: an empty slot stops migrating, and
 		// one this node imported and now owns stops importing.
