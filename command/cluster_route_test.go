@@ -127,6 +127,13 @@ func TestClusterRouting(t *testing.T) {
 				t.Errorf("RESP%d step %d %q:\nhave %q\nwant %q", proto, i, s.args, have, s.want)
 			}
 		}
+		// RESTORE-ASKING needs no ASKING in a slot being imported.
+		dump := r.do("DUMP", "{l}k")
+		payload := dump[strings.Index(dump, "\r\n")+2 : len(dump)-2]
+		require.Equal(t, "+OK\r\n", r.do("RESTORE-ASKING", "{i}k9", "0", payload))
+		require.Equal(t, moved("{i}", routeB), r.do("RESTORE", "{i}k8", "0", payload))
+		require.Equal(t, moved("{b}", routeB), r.do("RESTORE-ASKING", "{b}k9", "0", payload))
+		require.Equal(t, ask, r.do("RESTORE-ASKING", "{m}k9", "0", payload))
 	}
 }
 
