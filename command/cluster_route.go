@@ -245,7 +245,7 @@ func (c *Client) redirect(t *SlotTable, cmd *Command, args [][]byte) string {
 		return ""
 	}
 	write := cmd.Flags&FlagWrite != 0 || cmd.Name == "exec" && c.tx.writes()
-	if c.readonly && !write && t.replicaOf(q.owner) {
+	if (c.readonly || cmd.Flags&FlagPubSub != 0) && !write && t.replicaOf(q.owner) {
 		return ""
 	}
 	return t.redirection(errMoved, q.slot, q.owner)
@@ -275,7 +275,9 @@ func (q *routeQuery) addKeys(c *Client, cmd *Command, args [][]byte) string {
 		case q.importing && !q.multiple && !bytes.Equal(key, q.first):
 			q.multiple = true
 		}
-		if q.migrating || q.importing {
+		// A shard channel is served where its slot is until the slot
+		// has moved, whatever the keys (Redis's pubsubshard_included).
+		if (q.migrating || q.importing) && cmd.Flags&FlagPubSub == 0 {
 			if c.keyHere(key) {
 				q.existing++
 			} else {

@@ -118,6 +118,9 @@ func TestClusterRouting(t *testing.T) {
 			48: {[]string{"READONLY"}, "+OK\r\n"},
 			49: {[]string{"GET", "{b}k"}, moved("{b}", routeB)},
 			50: {[]string{"RESET"}, "+RESET\r\n"},
+			// A shard channel stays where its slot is while it moves.
+			51: {[]string{"SPUBLISH", "{m}ch", "hi"}, ":0\r\n"},
+			52: {[]string{"SPUBLISH", "{b}ch", "hi"}, moved("{b}", routeB)},
 		} {
 			have := r.do(s.args...)
 			if strings.HasSuffix(s.want, "script: ") {
@@ -149,6 +152,7 @@ func TestClusterReadonlyReplica(t *testing.T) {
 	r := ts.raw(t)
 	runSvSteps(t, r, []svStep{
 		{[]string{"GET", "{l}k"}, moved("{l}", routeA)},
+		{[]string{"SPUBLISH", "{l}ch", "hi"}, ":0\r\n"}, // shard channels need no READONLY
 		{[]string{"READONLY"}, "+OK\r\n"},
 		{[]string{"GET", "{l}k"}, "$-1\r\n"},
 		{[]string{"EXISTS", "{l}k"}, ":0\r\n"},
