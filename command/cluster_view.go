@@ -35,6 +35,7 @@ type SlotTable struct {
 // one-node cluster).
 func (e *Engine) SetSlotTable(t *SlotTable) {
 	e.slots.Store(t)
+	e.setRoutes(t)
 	e.slotsMoved(t)
 }
 
