@@ -266,6 +266,8 @@ func TestClusterSetslot(t *testing.T) {
 	require.Contains(t, string(ts.srv.AppendSlotMigrations(nil)), "-<-")
 	ts.srv.SetSlotTable(routeTable(0, map[string]int32{"{m}": 1}))
 	require.Equal(t, "", string(ts.srv.AppendSlotMigrations(nil)))
+	// Outside cluster mode, as Redis.
+	require.Equal(t, svErr(errClusterDisabled), newTestServer(t).raw(t).do("CLUSTER", "SETSLOT", "1", "STABLE"))
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
