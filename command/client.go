@@ -298,12 +298,8 @@ func (c *Client) dispatchCmd(cmd *Command, args [][]byte) {
 	// Redis's processCommand; cluster_route.go). Only commands with keys
 	// are looked at; without a multi-node table, only those that can
 	// name several.
-	if c.eng.cluster && cmd.Flags&flagRouted != 0 {
-		if t := c.eng.slots.Load(); t != nil || cmd.Flags&flagSlots != 0 {
-			if c.routeRefused(t, cmd, args) {
-				return
-			}
-		}
+	if cmd.Flags&Flag(c.eng.rt.routes.Load()) != 0 && c.routeRefused(c.eng.slots.Load(), cmd, args) {
+		return
 	}
 	// Over maxmemory: evict, or refuse, before the command runs or is
 	// queued (before the disk's refusal, in Redis's order).

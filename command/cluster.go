@@ -9,8 +9,10 @@ package command
 // (CROSSSLOT, getNodeByQuery in Redis's cluster.c), SELECT other than 0.
 //
 // The CROSSSLOT check costs only the commands that can name several keys:
-// register marks them flagSlots, and the dispatcher looks at cluster mode
-// only for those (EXEC included, which checks its whole queue).
+// register marks them flagSlots, and the dispatcher looks at them only
+// when the engine routes that flag (routeState.routes; EXEC included,
+// which checks its whole queue). A multi-node table routes every command
+// with keys instead (cluster_route.go).
 //
 // The node's id and configuration epoch are made once and kept in the data
 // directory by main (internal/nodeid); an engine without one (tests) makes
@@ -91,6 +93,7 @@ func (e *Engine) initCluster() {
 	if e.cluster {
 		e.SetNode(nodeid.New())
 	}
+	e.setRoutes(nil)
 }
 
 // crossSlot reports whether the keys cmd names in args (or, for EXEC,
@@ -210,6 +213,8 @@ func cmdClusterHelp(c *Client, args [][]byte) {
 		"    Reset current node (default: soft).",
 		"SET-CONFIG-EPOCH <epoch>",
 		"    Set config epoch of current node.",
+		"SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+		"    Set slot state.",
 		"SHARDS",
 		"    Return information about slot range mappings and the nodes associated with them.",
 		"SLOTS",

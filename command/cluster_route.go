@@ -50,10 +50,14 @@ var askingCmd *Command
 // routeState is the engine's state of slot migrations and of MIGRATE
 // (migrate.go). The zero value is ready: no slot open, nothing in flight.
 type routeState struct {
-	mu    sync.Mutex                     // serializes changes of migr and fence
-	migr  atomic.Pointer[slotMigrations] // nil: no slot is migrating or importing
-	fence atomic.Pointer[fenceSet]       // nil: no MIGRATE has keys in flight (migrate.go)
-	conns migrateConns                   // MIGRATE's cached connections (migrate.go)
+	// routes is the flag of the commands the dispatcher routes: none
+	// outside cluster mode, flagSlots (CROSSSLOT) in a one-node cluster,
+	// flagRouted once a table is published.
+	routes atomic.Uint32
+	mu     sync.Mutex                     // serializes changes of migr and fence
+	migr   atomic.Pointer[slotMigrations] // nil: no slot is migrating or importing
+	fence  atomic.Pointer[fenceSet]       // nil: no MIGRATE has keys in flight (migrate.go)
+	conns  migrateConns                   // MIGRATE's cached connections (migrate.go)
 }
 
 // slotMigrations is one state of the open slots, replaced as a whole
@@ -98,6 +102,19 @@ func (e *Engine) updateMigrationsLocked(change func(m *slotMigrations)) {
 		m = nil
 	}
 	e.rt.migr.Store(m)
+}
+
+// setRoutes sets which commands the dispatcher routes, for table t in
+// cluster mode.
+func (e *Engine) setRoutes(t *SlotTable) {
+	switch {
+	case !e.cluster:
+		e.rt.routes.Store(0)
+	case t == nil:
+		e.rt.routes.Store(uint32(flagSlots))
+	default:
+		e.rt.routes.Store(uint32(flagRouted))
+	}
 }
 
 // slotsMoved clears the migration state a new table ends: a slot this
@@ -245,7 +262,7 @@ func (c *Client) redirect(t *SlotTable, cmd *Command, args [][]byte) string {
 		return ""
 	}
 	write := cmd.Flags&FlagWrite != 0 || cmd.Name == "exec" && c.tx.writes()
-	if c.readonly && !write && t.replicaOf(q.owner) {
+	if (c.readonly || cmd.Flags&FlagPubSub != 0) && !write && t.replicaOf(q.owner) {
 		return ""
 	}
 	return t.redirection(errMoved, q.slot, q.owner)
@@ -275,7 +292,9 @@ func (q *routeQuery) addKeys(c *Client, cmd *Command, args [][]byte) string {
 		case q.importing && !q.multiple && !bytes.Equal(key, q.first):
 			q.multiple = true
 		}
-		if q.migrating || q.importing {
+		// A shard channel is served where its slot is until the slot
+		// has moved, whatever the keys (Redis's pubsubshard_included).
+		if (q.migrating || q.importing) && cmd.Flags&FlagPubSub == 0 {
 			if c.keyHere(key) {
 				q.existing++
 			} else {
@@ -486,7 +505,7 @@ func (c *Client) setslotNode(v clusterNodes, slot uint16, id string) {
 	e := c.eng
 	commit := func() string {
 		if err := ctl.SetSlotNode(slot, id); err != nil {
-			return sprintf(errControlPlane, err.Error())
+			return sprintf(errControlPlane, sanitizeErr([]byte(err.Error())))
 		}
 		// As Redis's SETSLOT NODE: an empty slot stops migrating, and
 		// one this node imported and now owns stops importing.

@@ -118,6 +118,9 @@ func TestClusterRouting(t *testing.T) {
 			48: {[]string{"READONLY"}, "+OK\r\n"},
 			49: {[]string{"GET", "{b}k"}, moved("{b}", routeB)},
 			50: {[]string{"RESET"}, "+RESET\r\n"},
+			// A shard channel stays where its slot is while it moves.
+			51: {[]string{"SPUBLISH", "{m}ch", "hi"}, ":0\r\n"},
+			52: {[]string{"SPUBLISH", "{b}ch", "hi"}, moved("{b}", routeB)},
 		} {
 			have := r.do(s.args...)
 			if strings.HasSuffix(s.want, "script: ") {
@@ -127,6 +130,13 @@ func TestClusterRouting(t *testing.T) {
 				t.Errorf("RESP%d step %d %q:\nhave %q\nwant %q", proto, i, s.args, have, s.want)
 			}
 		}
+		// RESTORE-ASKING needs no ASKING in a slot being imported.
+		dump := r.do("DUMP", "{l}k")
+		payload := dump[strings.Index(dump, "\r\n")+2 : len(dump)-2]
+		require.Equal(t, "+OK\r\n", r.do("RESTORE-ASKING", "{i}k9", "0", payload))
+		require.Equal(t, moved("{i}", routeB), r.do("RESTORE", "{i}k8", "0", payload))
+		require.Equal(t, moved("{b}", routeB), r.do("RESTORE-ASKING", "{b}k9", "0", payload))
+		require.Equal(t, ask, r.do("RESTORE-ASKING", "{m}k9", "0", payload))
 	}
 }
 
@@ -142,6 +152,7 @@ func TestClusterReadonlyReplica(t *testing.T) {
 	r := ts.raw(t)
 	runSvSteps(t, r, []svStep{
 		{[]string{"GET", "{l}k"}, moved("{l}", routeA)},
+		{[]string{"SPUBLISH", "{l}ch", "hi"}, ":0\r\n"}, // shard channels need no READONLY
 		{[]string{"READONLY"}, "+OK\r\n"},
 		{[]string{"GET", "{l}k"}, "$-1\r\n"},
 		{[]string{"EXISTS", "{l}k"}, ":0\r\n"},
@@ -257,6 +268,8 @@ func TestClusterSetslot(t *testing.T) {
 	require.Contains(t, string(ts.srv.AppendSlotMigrations(nil)), "-<-")
 	ts.srv.SetSlotTable(routeTable(0, map[string]int32{"{m}": 1}))
 	require.Equal(t, "", string(ts.srv.AppendSlotMigrations(nil)))
+	// Outside cluster mode, as Redis.
+	require.Equal(t, svErr(errClusterDisabled), newTestServer(t).raw(t).do("CLUSTER", "SETSLOT", "1", "STABLE"))
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

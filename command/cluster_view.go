@@ -41,6 +41,7 @@ type SlotTable struct {
 // one-node cluster).
 func (e *Engine) SetSlotTable(t *SlotTable) {
 	e.slots.Store(t)
+	e.setRoutes(t)
 	e.slotsMoved(t)
 }
 

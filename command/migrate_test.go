@@ -414,3 +414,19 @@ func TestMigrateJournal(t *testing.T) {
 	require.Equal(t, ":1\r\n", r.do("EXISTS", "c"))
 	require.Equal(t, "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n", dst.raw(t).do("MGET", "a", "b", "c"))
 }
+
+// TestMigrateConnectionCached: MIGRATEs to one target share a connection
+// (and its SELECT), as Redis's cached sockets, also after the target's
+// error.
+func TestMigrateConnectionCached(t *testing.T) {
+	src, dst := newTestServer(t), newTestServer(t)
+	host, port := hostPort(t, dst.addr)
+	r := src.raw(t)
+	require.Equal(t, "+OK\r\n", r.do("MSET", "a", "1", "b", "2", "c", "3"))
+	require.Equal(t, "+OK\r\n", r.do("MIGRATE", host, port, "a", "0", "1000"))
+	require.Equal(t, "+OK\r\n", r.do("MIGRATE", host, port, "b", "0", "1000"))
+	require.Equal(t, int64(1), dst.received.Load())
+	require.Equal(t, svErr(sprintf(errMigrateTarget, "ERR DB index is out of range")), r.do("MIGRATE", host, port, "c", "1", "1000"))
+	require.Equal(t, "+OK\r\n", r.do("MIGRATE", host, port, "c", "0", "1000", "REPLACE")) // the failed SELECT's RESTORE ran
+	require.Equal(t, int64(1), dst.received.Load(), "a target's error keeps the connection")
+}
