@@ -153,6 +153,10 @@ func (e *Engine) watchConfig() {
 		{config.HashMaxListpackEntries, hash},
 		{config.HashMaxListpackValue, hash},
 		{config.ListMaxListpackSize, func() { shards.SetListFill(cfg.Int(config.ListMaxListpackSize)) }},
+		{config.ClientOutputBufferLimit, func() {
+			l := outputLimitOf(cfg.OutputLimit(config.OutputPubSub))
+			e.pubsub.limit.Store(&l)
+		}},
 	} {
 		w.apply()
 		cfg.OnChange(w.key, func(string) { w.apply() })

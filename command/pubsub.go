@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/internal/glob"
 	"github.com/ratekv/ratekv/resp"
 )
@@ -83,8 +84,9 @@ var subNames = [3][3]string{
 // pubsubHub is the server's side of Pub/Sub: who subscribes to what. Safe
 // for concurrent use; the zero value is empty and ready.
 type pubsubHub struct {
-	mu   sync.RWMutex
-	subs [3]map[string]map[*subscriber]struct{} // by kind, name: the subscribers
+	mu    sync.RWMutex
+	subs  [3]map[string]map[*subscriber]struct{} // by kind, name: the subscribers
+	limit atomic.Pointer[outputLimit]            // client-output-buffer-limit pubsub
 }
 
 // subscriber is a client's side of Pub/Sub, made at its first
@@ -111,10 +113,10 @@ type outputLimit struct {
 	softNs     int64
 }
 
-// pubsubLimit is Redis's default for the pubsub class
-// (client-output-buffer-limit pubsub 32mb 8mb 60); a variable so that a
-// test can lower it.
-var pubsubLimit = outputLimit{hard: 32 << 20, soft: 8 << 20, softNs: 60e9}
+// outputLimitOf is the outputLimit of a class's configured limit.
+func outputLimitOf(l config.OutputLimit) outputLimit {
+	return outputLimit{hard: l.Hard, soft: l.Soft, softNs: l.Seconds * 1e9}
+}
 
 // channelGate admits the channels (or patterns) args of a Pub/Sub command
 // for c before anything changes; it returns the error to reply, or "" to
@@ -397,10 +399,11 @@ func (s *subscriber) deliver(from *Client, kind subKind, pattern, channel, msg [
 	}
 }
 
-// overLimit applies pubsubLimit to the pending bytes at store time now, as
-// Redis's checkClientOutputBufferLimits. It requires s.mu held.
+// overLimit applies the pubsub class's limit to the pending bytes at
+// store time now, as Redis's checkClientOutputBufferLimits. It requires
+// s.mu held.
 func (s *subscriber) overLimit(now int64) bool {
-	lim, used := pubsubLimit, int64(len(s.pending))
+	lim, used := *s.c.eng.pubsub.limit.Load(), int64(len(s.pending))
 	if lim.hard > 0 && used >= lim.hard {
 		return true
 	}

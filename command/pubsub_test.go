@@ -385,20 +385,17 @@ func (l *lockedBuilder) String() string {
 // limit, or stay past the soft limit for its period (the store's clock),
 // instead of being buffered without bound.
 func TestPubsubSlowSubscriber(t *testing.T) {
-	old := pubsubLimit
-	t.Cleanup(func() { pubsubLimit = old })
 	msg := strings.Repeat("m", 64<<10)
 	for _, tc := range []struct {
 		name  string
-		limit outputLimit
+		limit string        // client-output-buffer-limit
 		step  time.Duration // clock advance per message
 	}{
-		{"hard", outputLimit{hard: 256 << 10}, 0},
-		{"soft", outputLimit{soft: 256 << 10, softNs: int64(10 * time.Second)}, 11 * time.Second},
+		{"hard", "pubsub 256kb 0 0", 0},
+		{"soft", "pubsub 0 256kb 10", 11 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pubsubLimit = tc.limit
-			ts := newTestServer(t)
+			ts := newTestServer(t, "client-output-buffer-limit", tc.limit)
 			sub := ts.raw(t)
 			sub.do("SUBSCRIBE", "flood")
 			pub := ts.raw(t)
@@ -412,8 +409,7 @@ func TestPubsubSlowSubscriber(t *testing.T) {
 		})
 	}
 	// Below the soft limit's period, a subscriber is kept.
-	pubsubLimit = outputLimit{soft: 1, softNs: int64(time.Hour)}
-	ts := newTestServer(t)
+	ts := newTestServer(t, "client-output-buffer-limit", "pubsub 0 1 3600")
 	sub := ts.raw(t)
 	sub.do("SUBSCRIBE", "slow")
 	pub := ts.raw(t)

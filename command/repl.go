@@ -64,14 +64,6 @@ func init() {
 	)
 }
 
-// Replica limits: client-output-buffer-limit replica 256mb 64mb 60, as
-// Redis's default. Variables so that a test can lower them.
-var (
-	replicaHardLimit int64 = 256 << 20
-	replicaSoftLimit int64 = 64 << 20
-	replicaSoftTime        = 60 * time.Second
-)
-
 // Gate bits: what makes the dispatcher refuse commands (Engine.gate).
 const (
 	gateReadOnly   = 1 << iota // a replica with replica-read-only yes
@@ -826,12 +818,13 @@ func (r *replication) cron() {
 			r.mu.Lock()
 			bl, primary, n := r.bl, r.masterHost == "", len(r.links)
 			maxLag := time.Duration(cfg.Int(config.MinReplicasMaxLag)) * time.Second
+			lim := outputLimitOf(cfg.OutputLimit(config.OutputReplica))
 			good := int64(0)
 			for l := range r.links {
 				if l.state.Load() == linkOnline && now.Sub(time.Unix(0, l.ackTime.Load())) <= maxLag {
 					good++
 				}
-				if bl != nil && l.overLimit(bl.end.Load(), now) {
+				if bl != nil && l.overLimit(bl.end.Load(), now, lim) {
 					l.close()
 				}
 			}

@@ -20,7 +20,7 @@ import (
 // continues (+CONTINUE); a replica's link reads the chain from its own
 // position (a cursor), so a replica that lags holds the blocks it has not
 // sent yet, and only those, until it catches up or is dropped
-// (replicaHardLimit). Blocks are appended under the backlog's mutex, with
+// (client-output-buffer-limit replica). Blocks are appended under the backlog's mutex, with
 // the writing command's shard locks held (as the append-only file's
 // records); readers read the bytes below the published end without it.
 

@@ -259,20 +259,20 @@ func (l *replLink) stream(w *bufio.Writer, cur cursor) {
 // output buffer limits (client-output-buffer-limit replica): the stream
 // not yet written to it, whatever waits in the socket aside. The cron
 // checks it, so a link blocked in a write is dropped too.
-func (l *replLink) overLimit(end int64, now time.Time) bool {
+func (l *replLink) overLimit(end int64, now time.Time, lim outputLimit) bool {
 	sent := l.sent.Load()
 	if sent < 0 {
 		return false
 	}
 	switch lag := end - sent; {
-	case lag > replicaHardLimit:
+	case lim.hard > 0 && lag >= lim.hard:
 		l.r.log.Warn("replica dropped: it fell behind past the output buffer's hard limit (client-output-buffer-limit replica); it will resynchronize", "replica", l.addr, "lag_bytes", lag)
 		return true
-	case lag <= replicaSoftLimit:
+	case lim.soft <= 0 || lag < lim.soft:
 		l.softAt = time.Time{}
 	case l.softAt.IsZero():
 		l.softAt = now
-	case now.Sub(l.softAt) > replicaSoftTime:
+	case now.Sub(l.softAt) >= time.Duration(lim.softNs):
 		l.r.log.Warn("replica dropped: it stayed behind past the output buffer's soft limit (client-output-buffer-limit replica); it will resynchronize", "replica", l.addr, "lag_bytes", lag)
 		return true
 	}

@@ -340,9 +340,7 @@ func TestBacklogOverflowResyncsFully(t *testing.T) {
 }
 
 func TestReplicaOutputLimit(t *testing.T) {
-	defer func(h, s int64) { replicaHardLimit, replicaSoftLimit = h, s }(replicaHardLimit, replicaSoftLimit)
-	replicaHardLimit, replicaSoftLimit = 2<<20, 1<<20
-	ts := newTestServer(t, "dir", t.TempDir())
+	ts := newTestServer(t, "dir", t.TempDir(), "client-output-buffer-limit", "replica 2mb 1mb 60")
 	ctx := context.Background()
 	// A replica that never reads what it asked for.
 	r := ts.raw(t)
@@ -357,6 +355,10 @@ func TestReplicaOutputLimit(t *testing.T) {
 		}
 		return infoField(t, c, "connected_slaves") == "0"
 	}, 20*time.Second, time.Millisecond, "the replica that does not read was never dropped")
+	// Dropped at the 2 MB limit (plus what the socket holds), not later.
+	off, err := strconv.ParseInt(infoField(t, c, "master_repl_offset"), 10, 64)
+	require.NoError(t, err)
+	require.Less(t, off, int64(64<<20))
 }
 
 func TestReplicaofConfig(t *testing.T) {

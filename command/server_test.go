@@ -1271,3 +1271,26 @@ func TestTotalCommandsAsRedis(t *testing.T) {
 	require.Equal(t, "+OK\r\n", r.do("CONFIG", "RESETSTAT"))
 	require.Equal(t, "1", total(), "CONFIG RESETSTAT, counted once it ran")
 }
+
+// TestConfigOutputBufferLimitDiff: CONFIG SET and GET of
+// client-output-buffer-limit against a redis-server: the groups a value
+// names change, the others stay; the canonical form and the errors are
+// Redis's. Run where it cannot disturb: the value is restored after.
+func TestConfigOutputBufferLimitDiff(t *testing.T) {
+	real := dialRaw(t, redisAddr(t))
+	old := real.do("CONFIG", "GET", "client-output-buffer-limit")
+	t.Cleanup(func() {
+		r := dialRaw(t, redisAddr(t))
+		r.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60")
+	})
+	require.Contains(t, old, "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", "redis-server's limits are not its defaults")
+	d := &differ{t: t, real: real, ours: newTestServer(t).raw(t), maxFails: 1}
+	for _, v := range []string{
+		"", "pubsub 1mb 0 0", "slave 1gb 1k 5 replica 2mb 1mb 6", "NORMAL 1kb 2KB 3", "normal 0 0 0 pubsub 32mb 8mb 60",
+		"foo", "normal 0 0", "foo 0 0 0", "master 0 0 0", "normal -1 0 0", "normal 1x 0 0", "normal 0 0 -1",
+		"normal 0 0 1.5", "pubsub 1 1 1 normal 5 5 x", "replica 256mb 64mb 60",
+	} {
+		d.check([]string{"CONFIG", "SET", "client-output-buffer-limit", v})
+		d.check([]string{"CONFIG", "GET", "client-output-buffer-limit"})
+	}
+}

@@ -31,6 +31,11 @@ type Param struct {
 	// zset-max-ziplist-* for zset-max-listpack-*); it reads and writes the
 	// same value and CONFIG GET patterns list it too.
 	Alias string
+	// Update, when set, is used by Set in place of Check for a parameter
+	// that a value changes in part (client-output-buffer-limit: the classes
+	// it names): it returns the canonical whole from the current canonical
+	// value and the new one.
+	Update func(cur, v string) (string, error)
 }
 
 // Params is the parameter table, in --help order.
@@ -45,6 +50,9 @@ var Params = []Param{
 	{Name: "maxclients", Default: "10000", Mutable: true, Usage: "maximum number of connected clients", Check: intRange(1, 1<<30)},
 	{Name: "timeout", Default: "0", Mutable: true, Usage: "close a client idle for this many seconds (0: never)", Check: intRange(0, 1<<31-1)},
 	{Name: "proto-max-bulk-len", Default: "512mb", Mutable: true, Usage: "largest bulk string a client may send", Check: memRange(1024, 1<<40)},
+	{Name: "client-output-buffer-limit", Default: "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", Mutable: true,
+		Usage: `"class hard soft seconds" for classes normal, replica (slave) and pubsub: a replica or subscriber whose unsent output passes hard bytes, or soft bytes for seconds, is disconnected (0: no limit; normal clients are not cut off); a value changes the classes it names`,
+		Check: func(v string) (string, error) { return updateOutputLimits("normal 0 0 0 slave 0 0 0 pubsub 0 0 0", v) }, Update: updateOutputLimits},
 	{Name: "client-query-buffer-limit", Default: "1gb", Mutable: true, Usage: "largest query buffer per client", Check: memRange(1024, 1<<40)},
 	{Name: "shards", Default: "0", Usage: "number of keyspace shards, a power of two (0: 16 per core)", Check: shardsCheck},
 	{Name: "loglevel", Default: "notice", Mutable: true, Usage: "debug, verbose, notice or warning", Check: oneOf("debug", "verbose", "notice", "warning")},
@@ -279,14 +287,20 @@ func (c *Config) Set(name, value string) error {
 	if !ok {
 		return ErrUnknown
 	}
-	v, err := p.Check(value)
+	i := index(p)
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
+	var v string
+	var err error
+	if p.Update != nil {
+		v, err = p.Update(c.get(i).text, value)
+	} else {
+		v, err = p.Check(value)
+	}
 	if err != nil {
 		return err
 	}
-	i := index(p)
 	val := parse(kinds[i], v)
-	c.setMu.Lock()
-	defer c.setMu.Unlock()
 	c.mu.Lock()
 	c.vals[i] = val
 	hooks := c.hooks[i]

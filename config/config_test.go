@@ -403,3 +403,41 @@ func TestParseMultiWordArgs(t *testing.T) {
 		t.Errorf("--port 7002 7003: %v", err)
 	}
 }
+
+// TestOutputBufferLimit: client-output-buffer-limit changes the classes a
+// value names (replica and slave are one), canonical as Redis 7's CONFIG
+// GET, with Redis's errors; a bad value changes nothing.
+func TestOutputBufferLimit(t *testing.T) {
+	c := New()
+	const name = "client-output-buffer-limit"
+	if have := get(c, name); have != "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60" {
+		t.Fatalf("default: have %q", have)
+	}
+	if have := c.OutputLimit(OutputReplica); have != (OutputLimit{Hard: 256 << 20, Soft: 64 << 20, Seconds: 60}) {
+		t.Fatalf("replica: have %+v", have)
+	}
+	for i, tt := range []struct {
+		set, want, err string
+	}{
+		{"pubsub 1mb 0 0", "normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 0 0", ""},
+		{"slave 1gb 1k 5 Replica 2mb 1mb 6", "normal 0 0 0 slave 2097152 1048576 6 pubsub 1048576 0 0", ""},
+		{"", "normal 0 0 0 slave 2097152 1048576 6 pubsub 1048576 0 0", ""},
+		{"normal 0 0", "", "Wrong number of arguments in buffer limit configuration."},
+		{"master 0 0 0", "", "Invalid client class specified in buffer limit configuration."},
+		{"pubsub 1 1 1 normal -1 0 0", "", "Error in hard, soft or soft_seconds setting in buffer limit configuration."},
+		{"normal 0 0 1.5", "", "Error in hard, soft or soft_seconds setting in buffer limit configuration."},
+	} {
+		err := c.Set(name, tt.set)
+		switch {
+		case tt.err != "" && (err == nil || err.Error() != tt.err):
+			t.Errorf("%d: %q: have error %v, want %q", i, tt.set, err, tt.err)
+		case tt.err == "" && err != nil:
+			t.Errorf("%d: %q: %v", i, tt.set, err)
+		case tt.err == "" && get(c, name) != tt.want:
+			t.Errorf("%d: %q: have %q, want %q", i, tt.set, get(c, name), tt.want)
+		}
+	}
+	if have := c.OutputLimit(OutputPubSub); have != (OutputLimit{Hard: 1 << 20}) {
+		t.Errorf("pubsub after the bad values: have %+v", have)
+	}
+}

@@ -47,6 +47,7 @@ const (
 	kindBool
 	kindSave
 	kindFsync
+	kindOutputLimits
 )
 
 // kinds holds each parameter's kind, by index in Params; newKey sets it.
@@ -83,6 +84,7 @@ var (
 	PidFile                    = StringKey{newKey("pidfile", kindString)}
 	Supervised                 = StringKey{newKey("supervised", kindString)}
 	Save                       = SaveKey{newKey("save", kindSave)}
+	ClientOutputBufferLimit    = OutputLimitsKey{newKey("client-output-buffer-limit", kindOutputLimits)}
 	StopWritesOnBgsaveError    = BoolKey{newKey("stop-writes-on-bgsave-error", kindBool)}
 	AppendOnly                 = BoolKey{newKey("appendonly", kindBool)}
 	AppendFsync                = FsyncKey{newKey("appendfsync", kindFsync)}
@@ -194,9 +196,10 @@ func (p FsyncPolicy) String() string {
 
 // value is a parameter's canonical text and its typed form.
 type value struct {
-	text  string
-	num   int64      // kindInt; 1 for yes (kindBool); the FsyncPolicy (kindFsync)
-	rules []SaveRule // kindSave
+	text   string
+	num    int64          // kindInt; 1 for yes (kindBool); the FsyncPolicy (kindFsync)
+	rules  []SaveRule     // kindSave
+	limits [3]OutputLimit // kindOutputLimits
 }
 
 // parse returns the value of canonical text v of a parameter of kind k. v
@@ -212,6 +215,8 @@ func parse(k kind, v string) value {
 		}
 	case kindSave:
 		out.rules, _ = parseSave(v)
+	case kindOutputLimits:
+		out.limits, _ = parseOutputLimits(v, out.limits)
 	case kindFsync:
 		for i, n := range fsyncNames {
 			if v == n {

@@ -139,12 +139,11 @@ var redisDirectives = map[string]directive{
 		"and goes on serving if that fails", "default"),
 	"shutdown-on-sigterm": warnUnless("ratekv shuts down on a signal as with \"default\": it persists as configured, "+
 		"and goes on serving if that fails", "default"),
-	"shutdown-timeout":           silent("is how long a shutdown waits for replicas, which ratekv does not have"),
-	"lua-replicate-commands":     silent("is obsolete in Redis 7 too"),
-	"notify-keyspace-events":     warnUnless("ratekv sends no keyspace notifications", ""),
-	"tracking-table-max-keys":    silent("ratekv has no client-side caching (CLIENT TRACKING)"),
-	"client-output-buffer-limit": {outputBufferLimit},
-	"locale-collate":             silent("affects only SORT, which ratekv does not have"),
+	"shutdown-timeout":        silent("is how long a shutdown waits for replicas, which ratekv does not have"),
+	"lua-replicate-commands":  silent("is obsolete in Redis 7 too"),
+	"notify-keyspace-events":  warnUnless("ratekv sends no keyspace notifications", ""),
+	"tracking-table-max-keys": silent("ratekv has no client-side caching (CLIENT TRACKING)"),
+	"locale-collate":          silent("affects only SORT, which ratekv does not have"),
 
 	// Users and commands.
 	"rename-command": refuseAlways("ratekv cannot rename or hide commands: " +
@@ -246,23 +245,6 @@ func databases(_ *Config, values []string) (verdict, string) {
 	return warn, "ratekv has only db 0: SELECT of any other is refused"
 }
 
-// outputBufferLimit: ratekv does not cut normal clients off, and holds
-// Pub/Sub subscribers to Redis's default (pubsub 32mb 8mb 60); replicas'
-// class concerns replication, which ratekv does not have. Each line sets
-// one class.
-func outputBufferLimit(_ *Config, values []string) (verdict, string) {
-	for _, v := range values {
-		f := strings.Fields(strings.ToLower(v))
-		if len(f) == 4 && f[0] == "normal" && (f[1] != "0" || f[2] != "0") {
-			return warn, "ratekv does not disconnect a client whose replies pile up"
-		}
-		if len(f) == 4 && f[0] == "pubsub" && !isOneOf(strings.Join(f[1:], " "), []string{"32mb 8mb 60", "33554432 8388608 60"}) {
-			return warn, "ratekv disconnects a Pub/Sub subscriber as Redis's default does (32mb 8mb 60)"
-		}
-	}
-	return ignore, ""
-}
-
 // notes are the warnings about values of ratekv's own parameters that a
 // redis.conf may hold but that mean something else here.
 func (c *Config) notes() []Warning {
@@ -270,6 +252,10 @@ func (c *Config) notes() []Warning {
 	if v := c.String(DBFilename); strings.HasSuffix(strings.ToLower(v), ".rdb") {
 		out = append(out, Warning{"dbfilename", v, "ratekv writes its own snapshot format to this file, not RDB: " +
 			"Redis's tools cannot read it, and ratekv does not load a Redis RDB file"})
+	}
+	if l := c.OutputLimit(OutputNormal); l.Hard != 0 || l.Soft != 0 {
+		out = append(out, Warning{"client-output-buffer-limit", c.get(ClientOutputBufferLimit.index()).text,
+			"ratekv does not disconnect a normal client whose replies pile up: the normal class's limit is kept but not applied"})
 	}
 	if c.String(Supervised) == "systemd" && c.NotifySocket() == "" {
 		out = append(out, Warning{"supervised", "systemd", "NOTIFY_SOCKET is not set: systemd will not be told when ratekv is ready"})

@@ -61,8 +61,9 @@ func TestRedisDirectives(t *testing.T) {
 		{conf: "tcp-backlog 100\ntcp-backlog 200\ntcp-keepalive 60\n",
 			warn: []string{"tcp-backlog", "tcp-keepalive"}},
 		{conf: "client-output-buffer-limit normal 1mb 1mb 60\nclient-output-buffer-limit pubsub 32mb 8mb 60\n",
-			warn: []string{"client-output-buffer-limit"}},
-		{conf: "client-output-buffer-limit pubsub 1mb 0 0\n", warn: []string{"client-output-buffer-limit"}},
+			warn: []string{"client-output-buffer-limit"}, applied: map[string]string{"client-output-buffer-limit": "normal 1048576 1048576 60 slave 268435456 67108864 60 pubsub 33554432 8388608 60"}},
+		{conf: "client-output-buffer-limit pubsub 1mb 0 0\nclient-output-buffer-limit slave 1gb 1k 5 replica 2mb 1mb 6\n",
+			applied: map[string]string{"client-output-buffer-limit": "normal 0 0 0 slave 2097152 1048576 6 pubsub 1048576 0 0"}},
 		{conf: "supervised systemd\n", warn: []string{"supervised"}}, // no NOTIFY_SOCKET
 		// Refused.
 		{conf: "daemonize yes\n", refuse: []string{"line 1: daemonize yes: ratekv does not fork"}},
