@@ -223,17 +223,32 @@ type cursor struct {
 	pos int64
 }
 
-// read appends to dst the stream from the cursor on, at most max bytes,
-// and advances the cursor.
-func (cu *cursor) read(dst []byte, max int) []byte {
+// next returns the stream from the cursor on, at most max bytes and
+// within one block, and advances the cursor past them. They are the
+// block's own bytes, not a copy: the stream below its end never changes.
+func (cu *cursor) next(max int) []byte {
 	end := cu.b.end.Load()
-	for cu.pos < end && len(dst) < max {
-		if cu.pos-cu.blk.off == blockSize {
-			cu.blk = cu.blk.next.Load()
+	if cu.pos >= end || max <= 0 {
+		return nil
+	}
+	if cu.pos-cu.blk.off == blockSize {
+		cu.blk = cu.blk.next.Load()
+	}
+	hi := min(end, cu.blk.off+blockSize, cu.pos+int64(max))
+	p := cu.blk.data[cu.pos-cu.blk.off : hi-cu.blk.off]
+	cu.pos = hi
+	return p
+}
+
+// read appends to dst the stream from the cursor on, at most max bytes
+// in all, and advances the cursor.
+func (cu *cursor) read(dst []byte, max int) []byte {
+	for len(dst) < max {
+		p := cu.next(max - len(dst))
+		if len(p) == 0 {
+			break
 		}
-		hi := min(end, cu.blk.off+blockSize, cu.pos+int64(max-len(dst)))
-		dst = append(dst, cu.blk.data[cu.pos-cu.blk.off:hi-cu.blk.off]...)
-		cu.pos = hi
+		dst = append(dst, p...)
 	}
 	return dst
 }

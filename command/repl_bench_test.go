@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ratekv/ratekv/journal"
 )
@@ -76,7 +77,7 @@ func attachSinks(b *testing.B, srv *Engine, n int) []*sinkConn {
 		if streaming == n {
 			break
 		}
-		runtime.Gosched()
+		time.Sleep(time.Millisecond) // not Gosched: a spin would vary the instruction count
 	}
 	b.Cleanup(srv.StopReplication)
 	return sinks
@@ -84,14 +85,19 @@ func attachSinks(b *testing.B, srv *Engine, n int) []*sinkConn {
 
 // BenchmarkReplFeed runs pipelined writes through the dispatcher of a
 // primary with 0 and with 2 replica links, in turns of 50 connections'
-// batches of 32 requests; the links run between turns (where an event
-// loop waits for its sockets). Compare the instructions per op of
-// replicas=2 with replicas=0.
+// batches of 32 requests (short-turns: 4 connections'); the links run
+// between turns (where an event loop waits for its sockets). Compare the
+// instructions per op of replicas=2 with replicas=0.
 func BenchmarkReplFeed(b *testing.B) {
-	const batch, turn = 32, 50 * 32
+	const batch = 32
 	for _, bc := range replBenchCases {
-		for _, n := range []int{0, 2} {
-			b.Run(bc.name+"/replicas="+strconv.Itoa(n), func(b *testing.B) {
+		for _, cc := range []struct {
+			n     int
+			turn  int
+			short string
+		}{{0, 50 * batch, ""}, {2, 50 * batch, ""}, {2, 4 * batch, ",short-turns"}} {
+			n, turn := cc.n, cc.turn
+			b.Run(bc.name+"/replicas="+strconv.Itoa(n)+cc.short, func(b *testing.B) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 				srv := benchServer(b)
 				sinks := attachSinks(b, srv, n)

@@ -226,16 +226,15 @@ func (l *replLink) stream(w *bufio.Writer, cur cursor) {
 	defer r.removeWake(l.wake)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	var buf []byte
 	for {
 		l.sent.Store(cur.pos)
-		buf = cur.read(buf[:0], 1<<20)
-		if len(buf) > 0 {
+		if p := cur.next(1 << 20); len(p) > 0 {
+			// Written from the stream's block itself, not copied.
 			l.deadline()
-			if _, err := w.Write(buf); err != nil {
+			if err := w.Flush(); err != nil { // +CONTINUE first
 				return
 			}
-			if err := w.Flush(); err != nil {
+			if _, err := l.conn.Write(p); err != nil {
 				return
 			}
 			continue
