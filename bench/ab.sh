@@ -63,7 +63,12 @@ build "$REV_B" ratekv-b
 run() {
 	local port side lg
 	if [[ $1 == ratekv-a ]]; then side=("${EXTRA_A[@]}") lg=("${LG_A[@]}"); else side=("${EXTRA_B[@]}") lg=("${LG_B[@]}"); fi
-	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	# A port at most 55535, as cluster mode's bus port is 10000 above it.
+	port=$(python3 -c '
+import socket
+while True:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
+    if p <= 55535: print(p); break')
 	DATA_DIR=$(mktemp -d "$TMP/data.XXXXXX")
 	GOMAXPROCS=1 "${PIN_SERVER[@]}" "$TMP/$1" --bind 127.0.0.1 --port "$port" --dir "$DATA_DIR" \
 		"${EXTRA[@]}" "${side[@]}" --loglevel warning >"$TMP/server.log" 2>&1 &
