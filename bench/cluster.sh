@@ -79,14 +79,15 @@ node_core() {
 	if ((${#cores[@]})); then echo "${cores[$(($1 % ${#cores[@]}))]}"; else echo "$SERVER_CORE"; fi
 }
 
-# layout L: starts layout L and prints the address the load generator uses
-# and its extra flags.
+# layout L: starts layout L and sets ADDR, the address the load generator
+# uses, and LGFLAGS, its extra flags. Not in a subshell: PIDS must keep
+# the processes it starts.
 layout() {
 	if [[ $1 == standalone ]]; then
 		local p
 		p=$(port)
 		start "$p" "$(node_core 0)"
-		echo "127.0.0.1:$p"
+		ADDR="127.0.0.1:$p" LGFLAGS=""
 		return
 	fi
 	local n=$1 ports=() i lo hi
@@ -114,15 +115,16 @@ layout() {
 		sleep 0.1
 	done
 	((ok)) || die "the cluster of $n did not form: $(redis-cli -p "${ports[0]}" cluster nodes)"
-	echo "127.0.0.1:${ports[0]} -cluster"
+	ADDR="127.0.0.1:${ports[0]}" LGFLAGS="-cluster"
 }
 
-# cell LAYOUT WORKLOAD PIPELINE: prints ops/s.
+# cell LAYOUT WORKLOAD PIPELINE: prints ops/s; run in a subshell, it
+# stops what it started.
 cell() {
-	local addr extra ops
-	read -r addr extra <<<"$(layout "$1")"
+	local ops
+	layout "$1"
 	# shellcheck disable=SC2086
-	(pin "$CLIENT_CORE" "$TMP/loadgen" -addr "$addr" $extra -workload "$2" -pipeline "$3" -duration "$DURATION" \
+	(pin "$CLIENT_CORE" "$TMP/loadgen" -addr "$ADDR" $LGFLAGS -workload "$2" -pipeline "$3" -duration "$DURATION" \
 		-warmup "$WARMUP" -conns "$CONNS" -keys "$KEYS" -populate=false -json >"$TMP/out.json" 2>"$TMP/lg.err") || true
 	ops=$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["ops_per_sec"]))' "$TMP/out.json" 2>/dev/null || echo 0)
 	((ops)) || log "$1 $2 p$3: no result: $(head -n 3 "$TMP/lg.err")"
