@@ -121,10 +121,19 @@ func keySlot(key []byte) int {
 	return int(crc16(key)) & (numSlots - 1)
 }
 
+// crc16 is CRC16/XMODEM, a table lookup per byte: the load generator
+// computes it for every key it draws in -cluster mode.
 func crc16(b []byte) uint16 {
 	var crc uint16
 	for _, c := range b {
-		crc ^= uint16(c) << 8
+		crc = crc<<8 ^ crc16Table[byte(crc>>8)^c]
+	}
+	return crc
+}
+
+var crc16Table = func() (t [256]uint16) {
+	for i := range t {
+		crc := uint16(i) << 8
 		for range 8 {
 			if crc&0x8000 != 0 {
 				crc = crc<<1 ^ 0x1021
@@ -132,11 +141,14 @@ func crc16(b []byte) uint16 {
 				crc <<= 1
 			}
 		}
+		t[i] = crc
 	}
-	return crc
-}
+	return t
+}()
 
-// slotOf is the slot of the key prefix+n, built in buf (scratch space).
-func slotOf(buf []byte, prefix string, n uint64) int {
-	return keySlot(strconv.AppendUint(append(buf[:0], prefix...), n, 10))
+// keySlotOf is the slot of the key the worker's workload names for key
+// number n, built in the worker's scratch buffer.
+func (w *worker) keySlotOf(n uint64) int {
+	w.kbuf = strconv.AppendUint(append(w.kbuf[:0], w.wl.key...), n, 10)
+	return keySlot(w.kbuf)
 }

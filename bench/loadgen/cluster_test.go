@@ -103,3 +103,18 @@ func TestClusterWorkerKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterKeyDrawAllocs: drawing a key of its node allocates nothing.
+func TestClusterKeyDrawAllocs(t *testing.T) {
+	m, err := parseClusterNodes(nodesText, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config{workload: "throttle_cell", pipeline: 32, keys: 100000, seed: 1, cmap: m}
+	cfg.throttleTail = appendThrottleArgs(nil, cfg)
+	w := newWorker(nil, workloads["throttle_cell"], cfg, 1, new(result))
+	w.build()
+	if a := testing.AllocsPerRun(100, w.build); a != 0 {
+		t.Fatalf("%v allocations per batch", a)
+	}
+}

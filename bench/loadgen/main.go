@@ -510,7 +510,7 @@ func (w *worker) build() {
 	w.st.nowUs = time.Now().UnixMicro()
 	for i := 0; i < w.cfg.pipeline; i++ {
 		n := w.key()
-		for w.cfg.cmap != nil && w.cfg.cmap.owner[slotOf(w.kbuf, w.wl.key, n)] != w.node {
+		for w.cfg.cmap != nil && len(w.cfg.cmap.addrs) > 1 && w.cfg.cmap.owner[w.keySlotOf(n)] != w.node {
 			n = w.key()
 		}
 		w.wbuf = w.wl.build(w.wbuf, n, w.cfg, w.st)
