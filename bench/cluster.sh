@@ -42,20 +42,7 @@ cd "$ROOT"
 build_tools
 ((HAVE_RATEKV)) || die "$RATEKV_NOTE"
 
-PIDS=()
-stop_all() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-	PIDS=()
-}
 trap 'stop_all; cleanup' EXIT
-
-port() { "$TMP/loadgen" -free-port; }
-pin() {
-	local core=$1
-	shift
-	if ((PIN)); then exec taskset -c "$core" "$@"; else exec "$@"; fi
-}
 
 # start PORT CORE ARGS...: one ratekv on a fresh directory.
 start() {
@@ -157,8 +144,8 @@ med() { python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1:] if 
 # ratio A B: the per-round ratios of cells A over B, one per line.
 ratios() {
 	local a b i
-	read -ra a <<<"${ops[$1]}"
-	read -ra b <<<"${ops[$2]}"
+	read -ra a <<<"${ops[$1]:-}"
+	read -ra b <<<"${ops[$2]:-}"
 	for i in "${!a[@]}"; do python3 -c "print(${a[$i]:-0}/max(${b[$i]:-0},1))"; done
 }
 echo

@@ -75,3 +75,26 @@ build_tools() {
 		fi
 	fi
 }
+
+# For scripts that run several processes at once (repl.sh, cluster.sh):
+# they add each pid to PIDS, and stop_all stops them; set the trap
+# 'stop_all; cleanup' EXIT. A function that starts processes must not run
+# in a command substitution, whose PIDS the caller never sees.
+PIDS=()
+stop_all() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	PIDS=()
+}
+
+# port: a free TCP port on 127.0.0.1 (after build_tools).
+port() { "$TMP/loadgen" -free-port; }
+
+# pin CORE CMD...: runs CMD on CORE when pinning is available. It execs:
+# run it in the background (&) or a subshell, so that the pid ($!) is the
+# command's.
+pin() {
+	local core=$1
+	shift
+	if ((PIN)); then exec taskset -c "$core" "$@"; else exec "$@"; fi
+}

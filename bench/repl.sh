@@ -49,24 +49,7 @@ source "$ROOT/bench/lib.sh"
 build_tools
 ((HAVE_RATEKV)) || die "$RATEKV_NOTE"
 
-PIDS=()
-stop_all() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-	PIDS=()
-}
 trap 'stop_all; cleanup' EXIT
-
-port() { "$TMP/loadgen" -free-port; }
-
-# pin CORE CMD...: runs CMD on CORE when pinning is available.
-pin() {
-	local core=$1
-	shift
-	# exec: run in the background (&), the subshell becomes the server, so
-	# that its pid ($!) is the server's.
-	if ((PIN)); then exec taskset -c "$core" "$@"; else exec "$@"; fi
-}
 
 # start SERVER PORT CORE [replicaof-port]: one process on a fresh directory.
 start() {
