@@ -141,12 +141,16 @@ for r in $(seq "$ROUNDS"); do
 done
 
 med() { python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1:] if float(x) > 0]; print(statistics.median(v) if v else 0)" "$@"; }
-# ratio A B: the per-round ratios of cells A over B, one per line.
+# ratio A B: the per-round ratios of cells A over B, one per line; none
+# for a round where B did not run or measured nothing.
 ratios() {
 	local a b i
 	read -ra a <<<"${ops[$1]:-}"
 	read -ra b <<<"${ops[$2]:-}"
-	for i in "${!a[@]}"; do python3 -c "print(${a[$i]:-0}/max(${b[$i]:-0},1))"; done
+	for i in "${!a[@]}"; do
+		((${b[$i]:-0} > 0)) && python3 -c "print(${a[$i]:-0}/${b[$i]})"
+	done
+	return 0
 }
 echo
 echo "| workload | pipeline | layout | median ops/s | median ratio |"
