@@ -408,31 +408,11 @@ func (c *Client) writeKeySpecs(cmd *Command) {
 		if last >= 0 {
 			last -= cmd.FirstKey
 		}
-		c.WriteMap(3)
-		c.WriteBulkString("flags")
-		c.writeStatusSet(flags)
-		c.WriteBulkString("begin_search")
-		c.WriteMap(2)
-		c.WriteBulkString("type")
-		c.WriteBulkString("index")
-		c.WriteBulkString("spec")
-		c.WriteMap(1)
-		c.WriteBulkString("index")
-		c.WriteInt(int64(cmd.FirstKey))
+		c.writeIndexSpecHead(flags, cmd.FirstKey)
 		c.writeRangeFind(last, cmd.Step)
 	}
 	if kn := cmd.KeyNum; cmd.Keys != nil && kn != nil {
-		c.WriteMap(3)
-		c.WriteBulkString("flags")
-		c.writeStatusSet(flags)
-		c.WriteBulkString("begin_search")
-		c.WriteMap(2)
-		c.WriteBulkString("type")
-		c.WriteBulkString("index")
-		c.WriteBulkString("spec")
-		c.WriteMap(1)
-		c.WriteBulkString("index")
-		c.WriteInt(int64(kn.Begin))
+		c.writeIndexSpecHead(flags, kn.Begin)
 		c.WriteBulkString("find_keys")
 		c.WriteMap(2)
 		c.WriteBulkString("type")
@@ -489,6 +469,22 @@ func (c *Client) writeKeywordSpec(cmd *Command) {
 		}
 		c.writeRangeFind([]int{0, -1}[i], 1)
 	}
+}
+
+// writeIndexSpecHead opens a key spec of three fields and writes its flags
+// and a begin_search of type index at index; find_keys follows.
+func (c *Client) writeIndexSpecHead(flags []string, index int) {
+	c.WriteMap(3)
+	c.WriteBulkString("flags")
+	c.writeStatusSet(flags)
+	c.WriteBulkString("begin_search")
+	c.WriteMap(2)
+	c.WriteBulkString("type")
+	c.WriteBulkString("index")
+	c.WriteBulkString("spec")
+	c.WriteMap(1)
+	c.WriteBulkString("index")
+	c.WriteInt(int64(index))
 }
 
 // writeRangeFind writes a key spec's find_keys of type range.
