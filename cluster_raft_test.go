@@ -24,34 +24,24 @@ import (
 // ClusterClient reads every key again, and the old primary comes back as
 // a replica of the new one.
 func TestRedisCliCluster(t *testing.T) {
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli not installed")
-	}
-	bin, err := buildBinary()
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	cl := newCliCluster(t, ctx, 1000)
 	procs := map[string]*exec.Cmd{}
 	args := map[string][]string{} // each node's directory and arguments, for a restart
 	startIn := func(dir string, a ...string) string {
-		addr, cmd := startRatekv(t, bin, dir, a...)
+		addr, cmd := startRatekv(t, cl.bin, dir, a...)
 		procs[addr], args[addr] = cmd, append([]string{dir}, a...)
 		return addr
 	}
 	start := func() string {
-		return startIn(t.TempDir(), "--cluster-enabled", "yes", "--cluster-solo-owns-all-slots", "no",
-			"--cluster-node-timeout", "1000", "--cluster-port", strconv.Itoa(freeTCPPort(t)), "--save", "", "--appendonly", "no")
+		return startIn(t.TempDir(), cl.nodeArgs()...)
 	}
 	var addrs []string
 	for range 6 {
 		addrs = append(addrs, start())
 	}
-	redisCli := func(args ...string) string {
-		out, err := exec.CommandContext(ctx, cli, append([]string{"--cluster"}, args...)...).CombinedOutput()
-		require.NoError(t, err, "redis-cli --cluster %s:\n%s", strings.Join(args, " "), out)
-		return string(out)
-	}
+	redisCli := cl.redisCli
 	out := redisCli(append(append([]string{"create"}, addrs...), "--cluster-replicas", "1", "--cluster-yes")...)
 	require.Contains(t, out, "[OK] All 16384 slots covered.")
 	out = redisCli("check", addrs[4])
@@ -193,4 +183,39 @@ func nodesView(t *testing.T, rdb *redis.Client) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// cliCluster starts cluster-mode ratekv processes that own no slot (as
+// fresh Redis nodes) and runs redis-cli --cluster against them.
+type cliCluster struct {
+	t           *testing.T
+	ctx         context.Context
+	cli, bin    string
+	nodeTimeout int // cluster-node-timeout, ms
+}
+
+// newCliCluster skips the test without redis-cli and builds ratekv once.
+func newCliCluster(t *testing.T, ctx context.Context, nodeTimeout int) *cliCluster {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Skip("redis-cli not installed")
+	}
+	bin, err := buildBinary()
+	require.NoError(t, err)
+	return &cliCluster{t: t, ctx: ctx, cli: cli, bin: bin, nodeTimeout: nodeTimeout}
+}
+
+// nodeArgs are a fresh node's arguments, with a free cluster bus port.
+func (c *cliCluster) nodeArgs() []string {
+	return []string{"--cluster-enabled", "yes", "--cluster-solo-owns-all-slots", "no",
+		"--cluster-node-timeout", strconv.Itoa(c.nodeTimeout), "--cluster-port", strconv.Itoa(freeTCPPort(c.t)),
+		"--save", "", "--appendonly", "no"}
+}
+
+// redisCli runs redis-cli --cluster args and returns its output; it fails
+// the test when redis-cli does.
+func (c *cliCluster) redisCli(args ...string) string {
+	out, err := exec.CommandContext(c.ctx, c.cli, append([]string{"--cluster"}, args...)...).CombinedOutput()
+	require.NoError(c.t, err, "redis-cli --cluster %s:\n%s", strings.Join(args, " "), out)
+	return string(out)
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,25 +21,16 @@ import (
 // owner, and a CL.THROTTLE key that moved keeps its state: its burst is
 // spent across the move, not granted again.
 func TestRedisCliReshard(t *testing.T) {
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli not installed")
-	}
-	bin, err := buildBinary()
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	cl := newCliCluster(t, ctx, 2000)
 	var addrs []string
 	for range 3 {
-		addr, _ := startRatekv(t, bin, t.TempDir(), "--cluster-enabled", "yes", "--cluster-solo-owns-all-slots", "no",
-			"--cluster-node-timeout", "2000", "--cluster-port", strconv.Itoa(freeTCPPort(t)), "--save", "", "--appendonly", "no")
+		addr, _ := startRatekv(t, cl.bin, t.TempDir(), cl.nodeArgs()...)
 		addrs = append(addrs, addr)
 	}
-	redisCli := func(args ...string) string {
-		out, err := exec.CommandContext(ctx, cli, append([]string{"--cluster"}, args...)...).CombinedOutput()
-		require.NoError(t, err, "redis-cli --cluster %s:\n%s", strings.Join(args, " "), out)
-		return string(out)
-	}
+	redisCli := cl.redisCli
+	var err error
 	out := redisCli(append(append([]string{"create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")...)
 	require.Contains(t, out, "[OK] All 16384 slots covered.")
 	ids := make([]string, len(addrs))
