@@ -497,9 +497,8 @@ func (c *Client) setslotNode(v clusterNodes, slot uint16, id string) {
 		c.WriteError(sprintf(errSlotHasKeys, slot))
 		return
 	}
-	ctl := c.eng.clusterCtl
+	ctl := c.control()
 	if ctl == nil {
-		c.WriteError(errNoControlPlane)
 		return
 	}
 	e := c.eng

@@ -210,7 +210,7 @@ func TestClusterSetslot(t *testing.T) {
 	runSvSteps(t, r, []svStep{
 		{[]string{"CLUSTER", "SETSLOT", "1", "MIGRATING", routeB.ID}, svErr(sprintf(errNodeUnknownTo, routeB.ID))},
 		{[]string{"CLUSTER", "SETSLOT", "1", "IMPORTING", routeA.ID}, svErr(sprintf(errAlreadySlotOwner, 1))},
-		{[]string{"CLUSTER", "SETSLOT", "1", "NODE", routeA.ID}, svErr(errNoControlPlane)},
+		{[]string{"CLUSTER", "SETSLOT", "1", "NODE", routeA.ID}, svErr(errClusterNoControl)},
 		{[]string{"CLUSTER", "SETSLOT", "1", "MIGRATING", routeA.ID}, "+OK\r\n"},
 		{[]string{"CLUSTER", "SETSLOT", "1", "STABLE"}, "+OK\r\n"},
 	})

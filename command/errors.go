@@ -118,7 +118,6 @@ const (
 	errTargetNotPrimary = "ERR Target node is not a master"
 	errSlotHasKeys      = "ERR Can't assign hashslot %d to a different node while I still hold keys for this hash slot."
 	errSetslotSyntax    = "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP"
-	errNoControlPlane   = "ERR CLUSTER SETSLOT NODE needs the cluster's control plane, which this node does not run"
 	errControlPlane     = "ERR %s"
 	errMigrateKeysArg   = "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
 	errMigrateConnect   = "IOERR error or timeout connecting to the client"

@@ -1,8 +1,8 @@
 package command
 
 import (
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,10 +132,10 @@ func (c *Client) feedMonitors(args [][]byte, lua bool) {
 		line = append(line, c.Addr...)
 	}
 	line = append(line, ']')
-	redact := redactFrom(args)
+	hide := redactions(args)
 	for i, a := range args {
 		line = append(line, ' ')
-		if i >= redact {
+		if slices.Contains(hide, i) {
 			line = append(line, `"(redacted)"`...)
 			continue
 		}
@@ -149,22 +149,6 @@ func (c *Client) feedMonitors(args [][]byte, lua bool) {
 	for _, s := range sinks {
 		s.push(line)
 	}
-}
-
-// redactFrom returns the index of the first argument MONITOR hides (AUTH's
-// and HELLO ... AUTH's credentials), len(args) when none.
-func redactFrom(args [][]byte) int {
-	switch strings.ToLower(string(args[0])) {
-	case "auth":
-		return 1
-	case "hello":
-		for i := 2; i+2 < len(args); i++ {
-			if strings.EqualFold(string(args[i]), "auth") {
-				return i + 1
-			}
-		}
-	}
-	return len(args)
 }
 
 // push appends line to s, waking its connection when s was empty, or

@@ -130,7 +130,11 @@ func (c *Client) noteSlow(usec int64) {
 			args[i] = string(a)
 		}
 	}
-	redactArgs(args)
+	for _, i := range redactions(c.slowArgs) {
+		if i < len(args) {
+			args[i] = "(redacted)"
+		}
+	}
 	name := c.Name()
 	o.slowMu.Lock()
 	o.slowID++
@@ -142,22 +146,50 @@ func (c *Client) noteSlow(usec int64) {
 	o.slowMu.Unlock()
 }
 
-// redactArgs hides the passwords of AUTH and HELLO ... AUTH, as Redis's
-// redactClientCommandArgument does for SLOWLOG and MONITOR.
-func redactArgs(args []string) {
-	switch strings.ToLower(args[0]) {
+// redactions returns the indices of the arguments SLOWLOG and MONITOR
+// hide, nil when none: the credentials of AUTH, HELLO ... AUTH and
+// MIGRATE ... AUTH|AUTH2, where Redis's commands call
+// redactClientCommandArgument (a malformed AUTH shows its arguments, as
+// Redis's does, because it fails before redacting).
+func redactions(args [][]byte) []int {
+	var hide []int
+	switch strings.ToLower(string(args[0])) {
 	case "auth":
-		for i := 1; i < len(args); i++ {
-			args[i] = "(redacted)"
+		if len(args) <= 3 {
+			for i := 1; i < len(args); i++ {
+				hide = append(hide, i)
+			}
 		}
 	case "hello":
-		for i := 2; i+2 < len(args); i++ {
-			if strings.EqualFold(args[i], "auth") {
-				args[i+1], args[i+2] = "(redacted)", "(redacted)"
-				i += 2
+		for j := 2; j < len(args); j++ {
+			more := len(args) - 1 - j
+			switch opt := string(args[j]); {
+			case strings.EqualFold(opt, "auth") && more >= 2:
+				hide = append(hide, j+1, j+2)
+				j += 2
+			case strings.EqualFold(opt, "setname") && more >= 1:
+				j++
+			default:
+				return hide
+			}
+		}
+	case "migrate":
+		for j := 6; j < len(args); j++ {
+			more := len(args) - 1 - j
+			switch opt := string(args[j]); {
+			case strings.EqualFold(opt, "copy"), strings.EqualFold(opt, "replace"):
+			case strings.EqualFold(opt, "auth") && more >= 1:
+				hide = append(hide, j+1)
+				j++
+			case strings.EqualFold(opt, "auth2") && more >= 2:
+				hide = append(hide, j+1, j+2)
+				j += 2
+			default:
+				return hide
 			}
 		}
 	}
+	return hide
 }
 
 // SLOWLOG subcommand [argument]

@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,4 +208,40 @@ func TestLatencyGraph(t *testing.T) {
 	want := "command - high 20 ms, low 10 ms (all time high 20 ms)\n" + strings.Repeat("-", 80) + "\n" +
 		" #\n |\n |\n_|\n  \n51\nss\n"
 	require.Equal(t, want, latencyGraph("command", &ts, 1000))
+}
+
+// TestRedactionsMatchRedis: the arguments SLOWLOG shows for commands with
+// credentials are the ones redis-server shows (MONITOR hides the same).
+func TestRedactionsMatchRedis(t *testing.T) {
+	r := dialRaw(t, redisAddr(t))
+	require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "slowlog-log-slower-than", "0"))
+	defer r.do("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+	for _, args := range [][]string{
+		{"AUTH", "pw"},
+		{"AUTH", "user", "pw"},
+		{"AUTH", "a", "b", "c"},
+		{"HELLO", "2", "AUTH", "user", "pw", "SETNAME", "x"},
+		{"HELLO", "2", "SETNAME", "auth", "AUTH", "user", "pw"},
+		{"HELLO", "2", "AUTH", "user"},
+		{"HELLO", "2", "BOGUS", "AUTH", "user", "pw"},
+		{"MIGRATE", "127.0.0.1", "1", "", "0", "100", "COPY", "AUTH", "pw", "KEYS", "a", "b"},
+		{"MIGRATE", "127.0.0.1", "1", "", "0", "100", "AUTH2", "user", "pw", "REPLACE", "KEYS", "a"},
+		{"MIGRATE", "127.0.0.1", "1", "k", "0", "100", "AUTH"},
+		{"MIGRATE", "127.0.0.1", "1", "k", "0", "100", "AUTH", "pw", "BOGUS", "AUTH", "pw2"},
+	} {
+		require.Equal(t, "+OK\r\n", r.do("SLOWLOG", "RESET"))
+		r.do(args...)
+		bs := make([][]byte, len(args))
+		for i, a := range args {
+			bs[i] = []byte(a)
+		}
+		want := fmt.Sprintf("*%d\r\n", len(args))
+		for i, a := range args {
+			if slices.Contains(redactions(bs), i) {
+				a = "(redacted)"
+			}
+			want += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
+		}
+		require.Contains(t, r.do("SLOWLOG", "GET", "1"), want, "%q", args)
+	}
 }
