@@ -247,34 +247,47 @@ func (c *Control) Failover(force bool) error {
 	if me == nil || me.Primary == "" {
 		return errors.New(command.ErrFailoverMaster)
 	}
-	if !force {
-		p := st.Nodes[me.Primary]
-		if p == nil {
-			return errors.New("ERR I'm a replica but my master is unknown to me")
+	if force {
+		return c.propose(Entry{Op: OpFailover, ID: c.selfID()})
+	}
+	p := st.Nodes[me.Primary]
+	if p == nil {
+		return errors.New("ERR I'm a replica but my master is unknown to me")
+	}
+	rdb := c.client(p.IP, p.Port)
+	defer rdb.Close()
+	ctx := context.Background()
+	pause := 2 * c.applyTimeout()
+	if err := rdb.Do(ctx, "client", "pause", pause.Milliseconds(), "write").Err(); err != nil {
+		return redisErr(err)
+	}
+	defer rdb.Do(ctx, "client", "unpause")
+	role, err := rdb.Do(ctx, "role").Slice()
+	if err != nil {
+		return redisErr(err)
+	}
+	target, _ := role[1].(int64)
+	deadline := time.Now().Add(c.applyTimeout())
+	for {
+		if _, off, _ := c.o.Engine.ReplState(); off >= target {
+			break
 		}
-		rdb := c.client(p.IP, p.Port)
-		defer rdb.Close()
-		ctx := context.Background()
-		pause := 2 * c.applyTimeout()
-		if err := rdb.Do(ctx, "client", "pause", pause.Milliseconds(), "write").Err(); err != nil {
-			return redisErr(err)
+		if time.Now().After(deadline) {
+			return errors.New("ERR Manual failover timed out: the replica did not catch up with its master")
 		}
-		defer rdb.Do(ctx, "client", "unpause")
-		role, err := rdb.Do(ctx, "role").Slice()
-		if err != nil {
-			return redisErr(err)
-		}
-		target, _ := role[1].(int64)
-		deadline := time.Now().Add(c.applyTimeout())
-		for {
-			if _, off, _ := c.o.Engine.ReplState(); off >= target {
-				break
-			}
-			if time.Now().After(deadline) {
-				return errors.New("ERR Manual failover timed out: the replica did not catch up with its master")
-			}
-			time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := c.propose(Entry{Op: OpFailover, ID: c.selfID()}); err != nil {
+		return err
+	}
+	// The writes paused on the old primary run once it has applied
+	// the promotion too, as Redis's resetManualFailover when the
+	// master learns of it: they are redirected then, not taken by a
+	// node that is a replica now.
+	for deadline := time.Now().Add(c.applyTimeout()); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if role, err := rdb.Do(ctx, "role").Slice(); err == nil && len(role) > 0 && role[0] == "slave" {
+			break
 		}
 	}
-	return c.propose(Entry{Op: OpFailover, ID: c.selfID()})
+	return nil
 }
