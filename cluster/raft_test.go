@@ -337,6 +337,15 @@ func TestRaftFailover(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond, "the old primary replicates the new one")
 	require.NoError(t, b.rdb.Set(ctx, "{b}after", "1", 0).Err())
 	require.Eventually(t, func() bool { return a.rdb.Get(ctx, "{b}after").Val() == "1" }, 5*time.Second, 20*time.Millisecond)
+	// What the leader ranks replicas by, and their data age.
+	off, age, ok := replicaData(a.rdb, time.Second)
+	require.True(t, ok)
+	require.Positive(t, off)
+	require.Less(t, age, 2*time.Second)
+	require.Less(t, a.srv.Engine.ReplDataAge(), 2*time.Second)
+	_, _, ok = replicaData(b.rdb, time.Second)
+	require.False(t, ok, "a primary is no candidate")
+	require.Zero(t, b.srv.Engine.ReplDataAge())
 
 	// Automatic: b dies; after the node timeout (2 s) a serves its slots.
 	b.kill()
