@@ -404,6 +404,41 @@ func TestRaftMeetRefused(t *testing.T) {
 	require.Regexp(t, b.id+" .* 8\n", v+"\n")
 }
 
+// TestRaftFrozenServes: with a majority of the voters gone the topology
+// is frozen, but a node that reaches most primaries keeps serving past
+// the node timeout; once it reaches too few, it answers -CLUSTERDOWN.
+func TestRaftFrozenServes(t *testing.T) {
+	a, b, c, d, e := startNode(t), startNode(t), startNode(t), startNode(t), startNode(t)
+	require.Equal(t, "OK", a.do("cluster", "addslotsrange", 0, 5000))
+	require.Equal(t, "OK", b.do("cluster", "addslotsrange", 5001, 10000))
+	require.Equal(t, "OK", c.do("cluster", "addslotsrange", 10001, 16383))
+	for _, n := range []*testNode{b, c, d, e} {
+		require.Equal(t, "OK", n.do("cluster", "meet", "127.0.0.1", a.port))
+	}
+	require.Equal(t, "OK", d.do("cluster", "replicate", a.id))
+	require.Equal(t, "OK", e.do("cluster", "replicate", b.id))
+	agree(t, 5, a, b, c, d, e)
+	key := keyInSlot(0) // a's
+
+	// Three voters of five go, one of them primary c: a reaches a and b.
+	for _, n := range []*testNode{c, d, e} {
+		n.kill()
+	}
+	require.Eventually(t, func() bool {
+		return strings.Contains(a.rdb.ClusterInfo(ctx).Val(), "ratekv_topology:frozen\r\n")
+	}, 10*time.Second, 20*time.Millisecond)
+	require.Never(t, func() bool { return a.srv.Engine.ClusterDown() }, 3*time.Second, 50*time.Millisecond,
+		"a node that reaches most primaries serves past the node timeout (2 s)")
+	require.NoError(t, a.rdb.Set(ctx, key, "served", 0).Err())
+	require.Contains(t, a.rdb.ClusterInfo(ctx).Val(), "cluster_state:ok\r\n")
+
+	// b goes too: a alone is cut off.
+	b.kill()
+	require.Eventually(t, func() bool { return a.srv.Engine.ClusterDown() }, 10*time.Second, 50*time.Millisecond)
+	require.EqualError(t, a.rdb.Set(ctx, key, "refused", 0).Err(), "CLUSTERDOWN The cluster is down")
+	require.Contains(t, a.rdb.ClusterInfo(ctx).Val(), "cluster_state:fail\r\n")
+}
+
 // keyInSlot returns a key of the hash slot.
 func keyInSlot(slot int) string {
 	for i := 0; ; i++ {
