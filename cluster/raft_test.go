@@ -347,8 +347,31 @@ func TestRaftFailover(t *testing.T) {
 	require.False(t, ok, "a primary is no candidate")
 	require.Zero(t, b.srv.Engine.ReplDataAge())
 
-	// Automatic: b dies; after the node timeout (2 s) a serves its slots.
+	// Automatic: b dies; after the node timeout (2 s) a serves its slots,
+	// but not while a's data is too old for cluster-replica-validity-factor:
+	// with 1, and repl-ping-replica-period 1, a link down 1 s + 2 s beyond
+	// the node timeout. a's link stays down 3.5 s before b dies.
+	for _, n := range []*testNode{a, b, c} {
+		require.NoError(t, n.rdb.ConfigSet(ctx, "cluster-replica-validity-factor", "1").Err())
+		require.NoError(t, n.rdb.ConfigSet(ctx, "repl-ping-replica-period", "1").Err())
+	}
+	require.NoError(t, b.rdb.Do(ctx, "acl", "setuser", "default", "-psync", "-sync").Err())
+	require.NoError(t, b.rdb.Do(ctx, "client", "kill", "type", "replica").Err())
+	linked := func() bool {
+		role, err := a.rdb.Do(ctx, "role").Slice()
+		return err == nil && role[3] == "connected"
+	}
+	require.Eventually(t, func() bool { return !linked() }, 5*time.Second, 20*time.Millisecond)
+	require.Never(t, linked, 3500*time.Millisecond, 50*time.Millisecond)
 	b.kill()
+	owns := func(n *testNode) bool {
+		tab := n.srv.SlotTable()
+		return tab != nil && tab.Nodes[tab.Owner[0]].ID == a.id
+	}
+	require.Never(t, func() bool { return owns(a) || owns(c) }, 3*time.Second, 50*time.Millisecond, "a replica with old data is not promoted")
+	for _, n := range []*testNode{a, c} {
+		require.NoError(t, n.rdb.ConfigSet(ctx, "cluster-replica-validity-factor", "0").Err())
+	}
 	require.Eventually(t, func() bool {
 		for _, n := range []*testNode{a, c} {
 			if !strings.Contains(n.view(t), a.id+" 127.0.0.1:"+strconv.Itoa(a.port)+"@") {
