@@ -85,7 +85,8 @@ func (c *Control) health(stop <-chan struct{}) {
 func (c *Control) pingPrimaries(seen map[string]time.Time, clients map[string]*redis.Client, now time.Time, d time.Duration) (reached, needed int) {
 	st := c.State()
 	self := c.selfID()
-	var mu sync.Mutex
+	var mu sync.Mutex // guards answered
+	var answered []string
 	var wg sync.WaitGroup
 	primaries := map[string]bool{}
 	for _, id := range st.IDs() {
@@ -116,12 +117,15 @@ func (c *Control) pingPrimaries(seen map[string]time.Time, clients map[string]*r
 			defer cancel()
 			if rdb.Ping(ctx).Err() == nil {
 				mu.Lock()
-				seen[id] = now
+				answered = append(answered, id)
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
+	for _, id := range answered {
+		seen[id] = now
+	}
 	for id, t := range seen {
 		if !primaries[id] {
 			delete(seen, id)
