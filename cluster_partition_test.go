@@ -146,6 +146,7 @@ func TestClusterPartition(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	lab := newNetLab(t, 6)
+	begin := time.Now()
 	const nodeTimeout = 1000
 	cl := newCliCluster(t, ctx, nodeTimeout)
 	var addrs []string
@@ -155,6 +156,7 @@ func TestClusterPartition(t *testing.T) {
 	}
 	out := cl.redisCli(append(append([]string{"create"}, addrs...), "--cluster-replicas", "1", "--cluster-yes")...)
 	require.Contains(t, out, "[OK] All 16384 slots covered.")
+	t.Logf("the cluster is created %v after the start", time.Since(begin).Round(50*time.Millisecond))
 	clients := map[string]*redis.Client{}
 	for _, a := range addrs {
 		clients[a] = redis.NewClient(&redis.Options{Addr: a, DialTimeout: 500 * time.Millisecond, ReadTimeout: time.Second, MaxRetries: -1,
@@ -262,7 +264,8 @@ func TestClusterPartition(t *testing.T) {
 		role, err := old.Do(ctx, "role").Slice()
 		return err == nil && role[0] == "slave" && role[3] == "connected" && old.Exists(ctx, tag+"after").Val() == 1
 	}, 15*time.Second, 50*time.Millisecond, "the old primary replicates the new one")
-	t.Logf("the old primary replicates the new one %v after the link is back", time.Since(healed).Round(50*time.Millisecond))
+	t.Logf("the old primary replicates the new one %v after the link is back (%v after the start)",
+		time.Since(healed).Round(50*time.Millisecond), time.Since(begin).Round(50*time.Millisecond))
 	require.Contains(t, old.ClusterInfo(ctx).Val(), "cluster_state:ok")
 	require.Equal(t, int64(0), old.Exists(ctx, tag+"lost").Val(), "the write the cut-off primary took alone is dropped")
 	require.ErrorIs(t, cc.Get(ctx, tag+"lost").Err(), redis.Nil)
