@@ -41,7 +41,15 @@ var readyLine = regexp.MustCompile(`ready to accept connections"? addr=(\S+)`)
 // startRatekv starts the binary on dir and returns its address once ready.
 func startRatekv(t *testing.T, bin, dir string, args ...string) (addr string, cmd *exec.Cmd) {
 	t.Helper()
-	cmd = exec.Command(bin, append([]string{"--port", "0", "--dir", dir}, args...)...)
+	return startRatekvVia(t, nil, bin, dir, args...)
+}
+
+// startRatekvVia is startRatekv run through a wrapper command (ip netns
+// exec …) when via is not empty.
+func startRatekvVia(t *testing.T, via []string, bin, dir string, args ...string) (addr string, cmd *exec.Cmd) {
+	t.Helper()
+	argv := append(append(append([]string(nil), via...), bin, "--port", "0", "--dir", dir), args...)
+	cmd = exec.Command(argv[0], argv[1:]...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

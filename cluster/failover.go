@@ -2,11 +2,12 @@ package cluster
 
 // Failover without Sentinel or gossip. The Raft leader asks every other
 // node for its ROLE over RESP, all at once, every fifth of
-// cluster-node-timeout: the reply says the node serves clients, and a
-// replica's offset. A node that has not answered for cluster-node-timeout
-// is marked failed (one entry);
-// a failed primary that serves slots is replaced by its replica with the
-// highest replication offset among those that answer (one entry: every
+// cluster-node-timeout: the reply says the node serves clients. A node
+// that has not answered for cluster-node-timeout is marked failed (one
+// entry); a failed primary that serves slots is replaced by its replica
+// with the highest replication offset (INFO replication) among those that
+// answer and whose data is recent enough for
+// cluster-replica-validity-factor (one entry: every
 // node applies the promotion at once, the new primary with REPLICAOF NO
 // ONE, the others by following it). The old primary, when it returns,
 // reads the log and becomes a replica of the new one. A new leader starts
@@ -20,20 +21,22 @@ package cluster
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/ratekv/ratekv/command"
+	"github.com/ratekv/ratekv/config"
 	"github.com/redis/go-redis/v9"
 )
 
 // probe is what the leader knows of one node's liveness.
 type probe struct {
 	lastOK time.Time
-	offset int64 // a replica's replication offset (-1: not connected)
-	up     bool  // its last ROLE was answered
+	up     bool // its last ROLE was answered
 }
 
 // monitor runs until stop closes, probing the nodes while this node leads.
@@ -83,7 +86,7 @@ func (c *Control) monitor(stop <-chan struct{}) {
 				clients[addr] = rdb
 			}
 			wg.Go(func() { // every node at once: a silent one costs no more
-				if p.up, p.offset = askRole(rdb, every); p.up {
+				if p.up = askRole(rdb, every); p.up {
 					p.lastOK = now
 				}
 			})
@@ -95,32 +98,99 @@ func (c *Control) monitor(stop <-chan struct{}) {
 			}
 		}
 		// This node is a candidate too, when it is a replica.
-		_, off, _ := c.o.Engine.ReplState()
-		probes[self] = &probe{lastOK: now, offset: off, up: true}
-		c.judge(st, probes, now)
+		probes[self] = &probe{lastOK: now, up: true}
+		c.judge(st, probes, now, func(id string) (int64, time.Duration, bool) {
+			if id == self {
+				return c.selfData()
+			}
+			n := st.Nodes[id]
+			return replicaData(clients[net.JoinHostPort(n.IP, strconv.Itoa(n.Port))], every)
+		})
 	}
 }
 
-// askRole asks a node's ROLE within d: whether it answered, and its
-// replication offset when it is a replica.
-func askRole(rdb *redis.Client, d time.Duration) (bool, int64) {
+// askRole asks a node's ROLE within d: whether it answered.
+func askRole(rdb *redis.Client, d time.Duration) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	role, err := rdb.Do(ctx, "role").Slice()
-	if err != nil || len(role) == 0 {
-		return false, -1
+	return err == nil && len(role) > 0
+}
+
+// replicaData asks a replica's INFO replication within d: its offset and
+// its data age, as Redis's clusterHandleSlaveFailover counts it (the time
+// since it last heard from its primary, or since its link went down).
+func replicaData(rdb *redis.Client, d time.Duration) (int64, time.Duration, bool) {
+	if rdb == nil {
+		return 0, 0, false
 	}
-	if len(role) >= 5 && role[0] == "slave" {
-		if off, ok := role[4].(int64); ok {
-			return true, off
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	info, err := rdb.Info(ctx, "replication").Result()
+	if err != nil {
+		return 0, 0, false
+	}
+	f := map[string]string{}
+	for _, line := range strings.Split(info, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			f[k] = v
 		}
 	}
-	return true, -1
+	off, err := strconv.ParseInt(f["slave_repl_offset"], 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	secs := f["master_last_io_seconds_ago"]
+	if f["master_link_status"] != "up" {
+		secs = f["master_link_down_since_seconds"]
+	}
+	age, err := strconv.ParseInt(secs, 10, 64)
+	if err != nil || age < 0 { // never linked
+		return off, time.Duration(math.MaxInt64), true
+	}
+	return off, time.Duration(age) * time.Second, true
+}
+
+// selfData is replicaData of this node.
+func (c *Control) selfData() (int64, time.Duration, bool) {
+	_, off, _ := c.o.Engine.ReplState()
+	return off, c.o.Engine.ReplDataAge(), true
+}
+
+// validReplica reports whether a replica whose data is age old may be
+// promoted automatically: as Redis's clusterHandleSlaveFailover, the age
+// beyond cluster-node-timeout must not exceed repl-ping-replica-period
+// plus cluster-node-timeout × cluster-replica-validity-factor (0: any).
+func validReplica(age, nodeTimeout, ping time.Duration, factor int64) bool {
+	if factor == 0 || factor > int64(math.MaxInt64/4)/int64(nodeTimeout) {
+		return true
+	}
+	if age > nodeTimeout {
+		age -= nodeTimeout
+	}
+	return age <= ping+time.Duration(factor)*nodeTimeout
+}
+
+// replPing is repl-ping-replica-period.
+func (c *Control) replPing() time.Duration {
+	if c.o.Config == nil {
+		return 10 * time.Second
+	}
+	return time.Duration(c.o.Config.Int(config.ReplPingPeriod)) * time.Second
+}
+
+// validityFactor is cluster-replica-validity-factor.
+func (c *Control) validityFactor() int64 {
+	if c.o.Config == nil {
+		return 10
+	}
+	return int64(c.o.Config.Int(config.ClusterValidityFactor))
 }
 
 // judge commits what the probes show: nodes failed or back, and the
-// promotion of a failed primary's best replica.
-func (c *Control) judge(st *State, probes map[string]*probe, now time.Time) {
+// promotion of a failed primary's best replica, among those data (a
+// replica's offset and data age) finds valid.
+func (c *Control) judge(st *State, probes map[string]*probe, now time.Time, data func(id string) (int64, time.Duration, bool)) {
 	for _, id := range st.IDs() {
 		p, n := probes[id], st.Nodes[id]
 		if p == nil {
@@ -137,14 +207,22 @@ func (c *Control) judge(st *State, probes map[string]*probe, now time.Time) {
 		if !failed || n.Primary != "" || st.SlotsOf(id) == 0 {
 			continue
 		}
-		best, bestOff := "", int64(-2)
+		best, bestOff := "", int64(-1)
 		for _, rid := range st.IDs() {
 			r, rp := st.Nodes[rid], probes[rid]
 			if r.Primary != id || rp == nil || !rp.up {
 				continue
 			}
-			if rp.offset > bestOff {
-				best, bestOff = rid, rp.offset
+			off, age, ok := data(rid)
+			if !ok {
+				continue
+			}
+			if !validReplica(age, c.o.NodeTimeout, c.replPing(), c.validityFactor()) {
+				c.log.Warn("cluster: a replica's data is too old to replace its failed primary (cluster-replica-validity-factor)", "primary", id, "replica", rid, "age", age)
+				continue
+			}
+			if off > bestOff {
+				best, bestOff = rid, off
 			}
 		}
 		if best == "" {
@@ -169,34 +247,47 @@ func (c *Control) Failover(force bool) error {
 	if me == nil || me.Primary == "" {
 		return errors.New(command.ErrFailoverMaster)
 	}
-	if !force {
-		p := st.Nodes[me.Primary]
-		if p == nil {
-			return errors.New("ERR I'm a replica but my master is unknown to me")
+	if force {
+		return c.propose(Entry{Op: OpFailover, ID: c.selfID()})
+	}
+	p := st.Nodes[me.Primary]
+	if p == nil {
+		return errors.New("ERR I'm a replica but my master is unknown to me")
+	}
+	rdb := c.client(p.IP, p.Port)
+	defer rdb.Close()
+	ctx := context.Background()
+	pause := 2 * c.applyTimeout()
+	if err := rdb.Do(ctx, "client", "pause", pause.Milliseconds(), "write").Err(); err != nil {
+		return redisErr(err)
+	}
+	defer rdb.Do(ctx, "client", "unpause")
+	role, err := rdb.Do(ctx, "role").Slice()
+	if err != nil {
+		return redisErr(err)
+	}
+	target, _ := role[1].(int64)
+	deadline := time.Now().Add(c.applyTimeout())
+	for {
+		if _, off, _ := c.o.Engine.ReplState(); off >= target {
+			break
 		}
-		rdb := c.client(p.IP, p.Port)
-		defer rdb.Close()
-		ctx := context.Background()
-		pause := 2 * c.applyTimeout()
-		if err := rdb.Do(ctx, "client", "pause", pause.Milliseconds(), "write").Err(); err != nil {
-			return redisErr(err)
+		if time.Now().After(deadline) {
+			return errors.New("ERR Manual failover timed out: the replica did not catch up with its master")
 		}
-		defer rdb.Do(ctx, "client", "unpause")
-		role, err := rdb.Do(ctx, "role").Slice()
-		if err != nil {
-			return redisErr(err)
-		}
-		target, _ := role[1].(int64)
-		deadline := time.Now().Add(c.applyTimeout())
-		for {
-			if _, off, _ := c.o.Engine.ReplState(); off >= target {
-				break
-			}
-			if time.Now().After(deadline) {
-				return errors.New("ERR Manual failover timed out: the replica did not catch up with its master")
-			}
-			time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := c.propose(Entry{Op: OpFailover, ID: c.selfID()}); err != nil {
+		return err
+	}
+	// The writes paused on the old primary run once it has applied
+	// the promotion too, as Redis's resetManualFailover when the
+	// master learns of it: they are redirected then, not taken by a
+	// node that is a replica now.
+	for deadline := time.Now().Add(c.applyTimeout()); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if role, err := rdb.Do(ctx, "role").Slice(); err == nil && len(role) > 0 && role[0] == "slave" {
+			break
 		}
 	}
-	return c.propose(Entry{Op: OpFailover, ID: c.selfID()})
+	return nil
 }

@@ -97,6 +97,7 @@ func Open(o Options) (*Control, error) {
 	}
 	c.stopMon = make(chan struct{})
 	go c.monitor(c.stopMon)
+	go c.health(c.stopMon)
 	return c, nil
 }
 

@@ -337,9 +337,41 @@ func TestRaftFailover(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond, "the old primary replicates the new one")
 	require.NoError(t, b.rdb.Set(ctx, "{b}after", "1", 0).Err())
 	require.Eventually(t, func() bool { return a.rdb.Get(ctx, "{b}after").Val() == "1" }, 5*time.Second, 20*time.Millisecond)
+	// What the leader ranks replicas by, and their data age.
+	off, age, ok := replicaData(a.rdb, time.Second)
+	require.True(t, ok)
+	require.Positive(t, off)
+	require.Less(t, age, 2*time.Second)
+	require.Less(t, a.srv.Engine.ReplDataAge(), 2*time.Second)
+	_, _, ok = replicaData(b.rdb, time.Second)
+	require.False(t, ok, "a primary is no candidate")
+	require.Zero(t, b.srv.Engine.ReplDataAge())
 
-	// Automatic: b dies; after the node timeout (2 s) a serves its slots.
+	// Automatic: b dies; after the node timeout (2 s) a serves its slots,
+	// but not while a's data is too old for cluster-replica-validity-factor:
+	// with 1, and repl-ping-replica-period 1, a link down 1 s + 2 s beyond
+	// the node timeout. a's link stays down 3.5 s before b dies.
+	for _, n := range []*testNode{a, b, c} {
+		require.NoError(t, n.rdb.ConfigSet(ctx, "cluster-replica-validity-factor", "1").Err())
+		require.NoError(t, n.rdb.ConfigSet(ctx, "repl-ping-replica-period", "1").Err())
+	}
+	require.NoError(t, b.rdb.Do(ctx, "acl", "setuser", "default", "-psync", "-sync").Err())
+	require.NoError(t, b.rdb.Do(ctx, "client", "kill", "type", "replica").Err())
+	linked := func() bool {
+		role, err := a.rdb.Do(ctx, "role").Slice()
+		return err == nil && role[3] == "connected"
+	}
+	require.Eventually(t, func() bool { return !linked() }, 5*time.Second, 20*time.Millisecond)
+	require.Never(t, linked, 3500*time.Millisecond, 50*time.Millisecond)
 	b.kill()
+	owns := func(n *testNode) bool {
+		tab := n.srv.SlotTable()
+		return tab != nil && tab.Nodes[tab.Owner[0]].ID == a.id
+	}
+	require.Never(t, func() bool { return owns(a) || owns(c) }, 3*time.Second, 50*time.Millisecond, "a replica with old data is not promoted")
+	for _, n := range []*testNode{a, c} {
+		require.NoError(t, n.rdb.ConfigSet(ctx, "cluster-replica-validity-factor", "0").Err())
+	}
 	require.Eventually(t, func() bool {
 		for _, n := range []*testNode{a, c} {
 			if !strings.Contains(n.view(t), a.id+" 127.0.0.1:"+strconv.Itoa(a.port)+"@") {
@@ -393,6 +425,41 @@ func TestRaftMeetRefused(t *testing.T) {
 	require.Equal(t, "OK", b.do("cluster", "meet", "127.0.0.1", a.port))
 	v = agree(t, 2, a, b)
 	require.Regexp(t, b.id+" .* 8\n", v+"\n")
+}
+
+// TestRaftFrozenServes: with a majority of the voters gone the topology
+// is frozen, but a node that reaches most primaries keeps serving past
+// the node timeout; once it reaches too few, it answers -CLUSTERDOWN.
+func TestRaftFrozenServes(t *testing.T) {
+	a, b, c, d, e := startNode(t), startNode(t), startNode(t), startNode(t), startNode(t)
+	require.Equal(t, "OK", a.do("cluster", "addslotsrange", 0, 5000))
+	require.Equal(t, "OK", b.do("cluster", "addslotsrange", 5001, 10000))
+	require.Equal(t, "OK", c.do("cluster", "addslotsrange", 10001, 16383))
+	for _, n := range []*testNode{b, c, d, e} {
+		require.Equal(t, "OK", n.do("cluster", "meet", "127.0.0.1", a.port))
+	}
+	require.Equal(t, "OK", d.do("cluster", "replicate", a.id))
+	require.Equal(t, "OK", e.do("cluster", "replicate", b.id))
+	agree(t, 5, a, b, c, d, e)
+	key := keyInSlot(0) // a's
+
+	// Three voters of five go, one of them primary c: a reaches a and b.
+	for _, n := range []*testNode{c, d, e} {
+		n.kill()
+	}
+	require.Eventually(t, func() bool {
+		return strings.Contains(a.rdb.ClusterInfo(ctx).Val(), "ratekv_topology:frozen\r\n")
+	}, 10*time.Second, 20*time.Millisecond)
+	require.Never(t, func() bool { return a.srv.Engine.ClusterDown() }, 3*time.Second, 50*time.Millisecond,
+		"a node that reaches most primaries serves past the node timeout (2 s)")
+	require.NoError(t, a.rdb.Set(ctx, key, "served", 0).Err())
+	require.Contains(t, a.rdb.ClusterInfo(ctx).Val(), "cluster_state:ok\r\n")
+
+	// b goes too: a alone is cut off.
+	b.kill()
+	require.Eventually(t, func() bool { return a.srv.Engine.ClusterDown() }, 10*time.Second, 50*time.Millisecond)
+	require.EqualError(t, a.rdb.Set(ctx, key, "refused", 0).Err(), "CLUSTERDOWN The cluster is down")
+	require.Contains(t, a.rdb.ClusterInfo(ctx).Val(), "cluster_state:fail\r\n")
 }
 
 // keyInSlot returns a key of the hash slot.

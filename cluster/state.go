@@ -75,6 +75,7 @@ const (
 	OpFailover                     // promote replica ID in its primary's place
 	OpReset                        // ID forgets every other node and its slots (Hard: epochs to 0)
 	OpSetFail                      // mark ID failed (Fail) or reachable
+	OpNoop                         // changes nothing: a node's barrier (it has applied what committed before)
 )
 
 // Entry is one change of the topology, as the Raft log holds it (JSON).
@@ -121,6 +122,8 @@ func (s *State) Apply(e Entry) error {
 			return errf(command.ErrUnknownNode, e.ID)
 		}
 		n.Fail = e.Fail
+		return nil
+	case OpNoop:
 		return nil
 	}
 	return errors.New("ERR unknown cluster topology entry " + strconv.Itoa(int(e.Op)))

@@ -9,7 +9,8 @@ package command
 // RESTORE-ASKING). A replica of the slot's owner serves reads to a client
 // that sent READONLY. Commands without keys are not routed; EXEC routes
 // its whole queue, and each command is routed before it is queued, as in
-// Redis.
+// Redis. A node cut off from the cluster (SetClusterDown) answers
+// -CLUSTERDOWN once CROSSSLOT and unbound slots are ruled out.
 //
 // The cost on the request path: with no table, the CROSSSLOT check of
 // before (cluster.go); with one, a keyed command computes its key's slot
@@ -31,6 +32,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ratekv/ratekv/config"
 	"github.com/ratekv/ratekv/internal/redisnum"
 	"github.com/ratekv/ratekv/shards"
 )
@@ -57,6 +59,7 @@ type routeState struct {
 	mu     sync.Mutex                     // serializes changes of migr and fence
 	migr   atomic.Pointer[slotMigrations] // nil: no slot is migrating or importing
 	fence  atomic.Pointer[fenceSet]       // nil: no MIGRATE has keys in flight (migrate.go)
+	down   atomic.Bool                    // this node is cut off from the cluster (SetClusterDown)
 	conns  migrateConns                   // MIGRATE's cached connections (migrate.go)
 }
 
@@ -191,7 +194,7 @@ func (c *Client) routeRefused(t *SlotTable, cmd *Command, args [][]byte) bool {
 	// costs no second slot computation.
 	if cmd.FirstKey == 1 && cmd.LastKey == 1 && cmd.Keys == nil && len(args) > 1 {
 		s := shards.KeySlot(args[1])
-		if t.Owner[s] == t.Self && c.eng.rt.migr.Load() == nil {
+		if t.Owner[s] == t.Self && c.eng.rt.migr.Load() == nil && !c.eng.rt.down.Load() {
 			c.routed = uint32(s) + 1
 			return false
 		}
@@ -241,6 +244,17 @@ func (c *Client) redirect(t *SlotTable, cmd *Command, args [][]byte) string {
 	if q.slot < 0 {
 		return "" // no key at all
 	}
+	if c.eng.rt.down.Load() && cmd.Flags&FlagPubSub == 0 {
+		// As Redis's getNodeByQuery in cluster_state:fail; shard
+		// channels are served, as with cluster-allow-pubsubshard-when-down
+		// (Redis's default).
+		switch {
+		case !c.eng.cfg.Bool(config.ClusterAllowReadsWhenDown):
+			return errClusterDown
+		case cmd.Flags&FlagWrite != 0 || cmd.Name == "exec" && c.tx.writes():
+			return errClusterDownRO
+		}
+	}
 	if (q.migrating || q.importing) && cmd.Name == "migrate" {
 		return "" // MIGRATE moves keys freely while the slot is open
 	}
@@ -267,6 +281,15 @@ func (c *Client) redirect(t *SlotTable, cmd *Command, args [][]byte) string {
 	}
 	return t.redirection(errMoved, q.slot, q.owner)
 }
+
+// SetClusterDown sets whether this node is cut off from the cluster
+// (cluster_state:fail): while it is, commands with keys get -CLUSTERDOWN,
+// reads excepted with cluster-allow-reads-when-down. The control plane
+// decides it (cluster.Control's health check).
+func (e *Engine) SetClusterDown(down bool) { e.rt.down.Store(down) }
+
+// ClusterDown reports what SetClusterDown set.
+func (e *Engine) ClusterDown() bool { return e.rt.down.Load() }
 
 // addKeys adds the keys of one command to the query; it returns
 // CLUSTERDOWN for a slot nobody serves and CROSSSLOT for a second slot.

@@ -171,6 +171,57 @@ func TestClusterReadonlyReplica(t *testing.T) {
 	})
 }
 
+// TestClusterDownState: a node cut off from the cluster answers commands
+// with keys as Redis's getNodeByQuery in cluster_state:fail: CROSSSLOT and
+// an unbound slot first, then CLUSTERDOWN; with
+// cluster-allow-reads-when-down, reads are served (or redirected) and
+// writes refused; shard channels and commands without keys are served.
+func TestClusterDownState(t *testing.T) {
+	ts := newTestServer(t, "cluster-enabled", "yes", "cluster-require-full-coverage", "no")
+	ts.srv.SetNode(nodeIdentity(routeA.ID))
+	ts.srv.SetSlotTable(routeTable(0, map[string]int32{"{b}": 1, "{u}": -1}))
+	r := ts.raw(t)
+	down, downRO := svErr(errClusterDown), svErr(errClusterDownRO)
+	runSvSteps(t, r, []svStep{
+		{[]string{"SET", "{l}k", "1"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "cluster-allow-reads-when-down"}, "*2\r\n$29\r\ncluster-allow-reads-when-down\r\n$2\r\nno\r\n"},
+	})
+	require.Contains(t, r.do("CLUSTER", "INFO"), "cluster_state:ok\r\n")
+	ts.srv.SetClusterDown(true)
+	require.Contains(t, r.do("CLUSTER", "INFO"), "cluster_state:fail\r\n")
+	runSvSteps(t, r, []svStep{
+		0:  {[]string{"GET", "{l}k"}, down},
+		1:  {[]string{"SET", "{l}k", "2"}, down},
+		2:  {[]string{"CL.THROTTLE", "{l}t", "10", "10", "60"}, down},
+		3:  {[]string{"GET", "{b}k"}, down}, // before MOVED
+		4:  {[]string{"GET", "{u}k"}, svErr(errSlotUnbound)},
+		5:  {[]string{"MGET", "{l}k", "{b}k"}, svErr(errCrossSlot)},
+		6:  {[]string{"PING"}, "+PONG\r\n"},
+		7:  {[]string{"SPUBLISH", "{l}ch", "hi"}, ":0\r\n"},
+		8:  {[]string{"MULTI"}, "+OK\r\n"},
+		9:  {[]string{"GET", "{l}k"}, down},
+		10: {[]string{"EXEC"}, svErr("EXECABORT Transaction discarded because of previous errors.")},
+		11: {[]string{"CONFIG", "SET", "cluster-allow-reads-when-down", "yes"}, "+OK\r\n"},
+		12: {[]string{"GET", "{l}k"}, svBulk("1")},
+		13: {[]string{"SET", "{l}k", "2"}, downRO},
+		14: {[]string{"CL.THROTTLE", "{l}t", "10", "10", "60"}, downRO},
+		15: {[]string{"GET", "{b}k"}, moved("{b}", routeB)},
+		16: {[]string{"SET", "{b}k", "1"}, downRO},
+		17: {[]string{"MULTI"}, "+OK\r\n"},
+		18: {[]string{"GET", "{l}k"}, "+QUEUED\r\n"},
+		19: {[]string{"EXEC"}, "*1\r\n$1\r\n1\r\n"},
+		20: {[]string{"MULTI"}, "+OK\r\n"},
+		21: {[]string{"INCR", "{l}k"}, downRO},
+		22: {[]string{"DISCARD"}, "+OK\r\n"},
+		23: {[]string{"CONFIG", "SET", "cluster-allow-reads-when-down", "no"}, "+OK\r\n"},
+	})
+	ts.srv.SetClusterDown(false)
+	runSvSteps(t, r, []svStep{
+		{[]string{"SET", "{l}k", "3"}, "+OK\r\n"},
+		{[]string{"GET", "{l}k"}, svBulk("3")},
+	})
+}
+
 // fakeControl is a control plane that commits SETSLOT NODE at once, by
 // publishing the table with the slot moved (the Raft-held one is tested in
 // cluster/ and by the subprocess tests); it has no other change to make.

@@ -9,7 +9,9 @@ package command
 // A nil table is the one-node cluster: this node serves every slot.
 
 import (
+	"math"
 	"strconv"
+	"time"
 
 	"github.com/ratekv/ratekv/internal/nodeid"
 	"github.com/ratekv/ratekv/shards"
@@ -126,3 +128,27 @@ func (e *Engine) replOffset() int64 {
 
 // Node returns the cluster node's identity (SetNode).
 func (e *Engine) Node() nodeid.Identity { return *e.node.Load() }
+
+// ReplDataAge is how old this replica's data may be, as Redis's
+// clusterHandleSlaveFailover counts it: the time since the last byte from
+// its primary while the link is up, else since the link went down (the
+// largest Duration when it never was up); 0 for a primary.
+func (e *Engine) ReplDataAge() time.Duration {
+	r := e.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.masterHost == "" {
+		return 0
+	}
+	u := r.link
+	if u == nil {
+		return math.MaxInt64
+	}
+	if u.up.Load() {
+		return time.Since(time.Unix(0, u.lastIO.Load()))
+	}
+	if t := u.downSince.Load(); t != 0 {
+		return time.Since(time.Unix(0, t))
+	}
+	return math.MaxInt64
+}

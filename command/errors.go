@@ -109,6 +109,8 @@ const (
 	errAsk              = "ASK %d %s:%d"
 	errTryAgain         = "TRYAGAIN Multiple keys request during rehashing of slot"
 	errSlotUnbound      = "CLUSTERDOWN Hash slot not served"
+	errClusterDown      = "CLUSTERDOWN The cluster is down"
+	errClusterDownRO    = "CLUSTERDOWN The cluster is down and only accepts read commands"
 	errSlotRange        = "ERR Invalid or out of range slot"
 	errSetslotReplica   = "ERR Please use SETSLOT only with masters."
 	errNotSlotOwner     = "ERR I'm not the owner of hash slot %d"

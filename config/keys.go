@@ -120,6 +120,8 @@ var (
 	ClusterNodeTimeout         = IntKey{newKey("cluster-node-timeout", kindInt)}
 	ClusterPort                = IntKey{newKey("cluster-port", kindInt)}
 	ClusterAnnounceBusPort     = IntKey{newKey("cluster-announce-bus-port", kindInt)}
+	ClusterAllowReadsWhenDown  = BoolKey{newKey("cluster-allow-reads-when-down", kindBool)}
+	ClusterValidityFactor      = IntKey{newKey("cluster-replica-validity-factor", kindInt)}
 	ClusterRequireFullCoverage = BoolKey{newKey("cluster-require-full-coverage", kindBool)}
 	ClusterSoloOwnsAllSlots    = BoolKey{newKey("cluster-solo-owns-all-slots", kindBool)}
 	ProtectedMode              = BoolKey{newKey("protected-mode", kindBool)}

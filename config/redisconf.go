@@ -204,7 +204,6 @@ var redisDirectives = map[string]directive{
 
 	// Cluster.
 	"cluster-allow-pubsubshard-when-down": silent(cluster),
-	"cluster-allow-reads-when-down":       silent(cluster),
 	"cluster-allow-replica-migration":     silent(cluster),
 	"cluster-announce-human-nodename":     silent(cluster),
 	"cluster-announce-tls-port":           silent(cluster),
@@ -212,9 +211,7 @@ var redisDirectives = map[string]directive{
 	"cluster-migration-barrier":           silent(cluster),
 	"cluster-preferred-endpoint-type":     silent(cluster),
 	"cluster-replica-no-failover":         silent(cluster),
-	"cluster-replica-validity-factor":     silent(cluster),
 	"cluster-slave-no-failover":           silent(cluster),
-	"cluster-slave-validity-factor":       silent(cluster),
 
 	// TLS: what only outgoing connections (replication, cluster) use.
 	"tls-client-cert-file":     silent(outgoing),
