@@ -129,6 +129,10 @@ func TestClusterClientsFailover(t *testing.T) {
 	require.NoError(t, procs[dst.addr].Process.Kill())
 	procs[dst.addr].Wait()
 	require.NotEmpty(t, samples)
+	// What the replica has once its primary is gone: the kernel still
+	// delivers what the primary had written to the replica's socket.
+	received, err := infoInt(clients[rep.addr], "master_repl_offset")
+	require.NoError(t, err)
 
 	t.Logf("killed %s", dst.addr)
 	var promotedAt time.Time
@@ -212,13 +216,18 @@ func TestClusterClientsFailover(t *testing.T) {
 				w.name, key, confirmed.Sub(at))
 			require.True(t, at.Before(promotedAt), "%s: %s lost, acknowledged after the failover", w.name, key)
 		}
+		for _, e := range w.refused() {
+			require.False(t, e.at.Before(killAt) || e.at.After(promotedAt.Add(2*time.Second)),
+				"%s: %s refused %v after the kill, outside the failover (%v): %s", w.name, e.key, e.at.Sub(killAt), promotedAt.Sub(killAt), e.msg)
+		}
 		lostTotal += len(lost)
-		t.Logf("%s: %d writes acknowledged, %d refused (%s); lost: %v", w.name, len(w.all()), w.refused(), w.firstErr(), lost)
+		t.Logf("%s: %d writes acknowledged, %s; lost: %v", w.name, len(w.all()), w.refusals(killAt), lost)
 	}
-	t.Logf("kill -9 with %d writes/s (%d/s into the killed primary); replication lag at the last sample %d bytes (max %d); "+
-		"confirmed %v before the kill; %d writes into the killed primary acknowledged since; %d lost; failover %v after the kill",
-		recent, recentDst, last.primary-last.replica, maxLag, killAt.Sub(confirmed).Round(time.Millisecond), window, lostTotal,
-		promotedAt.Sub(killAt).Round(10*time.Millisecond))
+	t.Logf("kill -9 with %d writes/s (%d/s into the killed primary); replication lag at the last sample %d bytes (max %d), "+
+		"%d bytes more received after it; confirmed %v before the kill; %d writes into the killed primary acknowledged since; "+
+		"%d lost; failover %v after the kill",
+		recent, recentDst, max(0, last.primary-last.replica), maxLag, received-last.replica, killAt.Sub(confirmed).Round(time.Millisecond),
+		window, lostTotal, promotedAt.Sub(killAt).Round(10*time.Millisecond))
 }
 
 // clusterNode is one line of CLUSTER NODES.
@@ -291,13 +300,14 @@ type clusterWriter struct {
 
 	mu     sync.Mutex
 	acks   []clusterAck
-	errs   []string
+	errs   []clusterAck
 	broken string // a line that is neither
 }
 
 type clusterAck struct {
 	key string
 	at  time.Time
+	msg string // a refusal's error
 }
 
 func startClusterWriter(t *testing.T, name string, env []string, prog string, args ...string) *clusterWriter {
@@ -326,9 +336,11 @@ func startClusterWriter(t *testing.T, name string, env []string, prog string, ar
 			case err != nil || len(f) < 3:
 				w.broken = sc.Text()
 			case f[0] == "ok":
-				w.acks = append(w.acks, clusterAck{f[1], time.UnixMicro(us)})
+				w.acks = append(w.acks, clusterAck{key: f[1], at: time.UnixMicro(us)})
+			case f[0] == "err" && len(f) == 4:
+				w.errs = append(w.errs, clusterAck{f[1], time.UnixMicro(us), f[3]})
 			default:
-				w.errs = append(w.errs, sc.Text())
+				w.broken = sc.Text()
 			}
 			w.mu.Unlock()
 		}
@@ -382,19 +394,23 @@ func (w *clusterWriter) firstAcks() map[string]time.Time {
 	return first
 }
 
-func (w *clusterWriter) refused() int {
+func (w *clusterWriter) refused() []clusterAck {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.errs)
+	return w.errs
 }
 
-func (w *clusterWriter) firstErr() string {
+// refusals sums up the refused writes: how many, when from the kill at
+// t, the first one's error.
+func (w *clusterWriter) refusals(t time.Time) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.errs) == 0 {
-		return "none"
+		return "none refused"
 	}
-	return w.errs[0]
+	first, last := w.errs[0], w.errs[len(w.errs)-1]
+	return fmt.Sprintf("%d refused from %v to %v after the kill, first %s: %s", len(w.errs),
+		first.at.Sub(t).Round(time.Millisecond), last.at.Sub(t).Round(time.Millisecond), first.key, first.msg)
 }
 
 // tail is the end of the writer's output and its stderr, for a failure.
@@ -404,7 +420,7 @@ func (w *clusterWriter) tail() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d acknowledged, %d refused\n", len(w.acks), len(w.errs))
 	for _, e := range w.errs[max(0, len(w.errs)-5):] {
-		b.WriteString(e + "\n")
+		fmt.Fprintf(&b, "%s %s: %s\n", e.at.Format(time.StampMicro), e.key, e.msg)
 	}
 	stderr, _ := os.ReadFile(w.stderr)
 	b.Write(stderr[max(0, len(stderr)-2000):])
