@@ -44,7 +44,8 @@ process.stdin.resume();
       }
     }
     due = Math.max(due + interval, performance.now() - 100);
-    if (due > performance.now()) await sleep(due - performance.now());
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
   }
   c.disconnect();
   process.exit(0);

@@ -44,8 +44,9 @@ def main():
                 print(f"err {key} {time.time_ns() // 1000} {msg}", flush=True)
         n += 1
         due = max(due + interval, time.monotonic() - 0.1)
-        if due > time.monotonic():
-            time.sleep(due - time.monotonic())
+        wait = due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
     rc.close()
 
 
