@@ -18,15 +18,7 @@ func TestPubsubNodeClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not installed")
-	}
-	modules, err := filepath.Abs(filepath.Join("clients", "node", "node_modules"))
-	require.NoError(t, err)
-	if _, err := os.Stat(filepath.Join(modules, "ioredis")); err != nil {
-		t.Skip("clients/node/node_modules not installed")
-	}
+	node, modules := nodeClients(t)
 	bin, err := buildBinary()
 	require.NoError(t, err)
 	addr, _, _ := startArgs(t, bin, nil, "--port", "0", "--dir", t.TempDir(), "--save", "", "--appendonly", "no")
@@ -39,4 +31,20 @@ func TestPubsubNodeClients(t *testing.T) {
 	require.Equal(t, "ioredis receivers=2 message io hi, pmessage i* io hi\n"+
 		"node-redis RESP2 receivers=1 nr resp2 left=0\n"+
 		"node-redis RESP3 receivers=1 nr resp3 left=0\n", string(out))
+}
+
+// nodeClients returns node's path and clients/node/node_modules, or skips
+// the test without node or the modules (.ci/run installs them).
+func nodeClients(t *testing.T) (node, modules string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	modules, err = filepath.Abs(filepath.Join("clients", "node", "node_modules"))
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(modules, "ioredis")); err != nil {
+		t.Skip("clients/node/node_modules not installed")
+	}
+	return node, modules
 }
