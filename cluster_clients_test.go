@@ -230,28 +230,6 @@ func TestClusterClientsFailover(t *testing.T) {
 		window, lostTotal, promotedAt.Sub(killAt).Round(10*time.Millisecond))
 }
 
-// clusterNode is one line of CLUSTER NODES.
-type clusterNode struct {
-	id, addr, flags string
-	primary         string // its primary's id, "" for a primary
-}
-
-// clusterNodes is a node's CLUSTER NODES by node id.
-func clusterNodes(t *testing.T, rdb *redis.Client) map[string]clusterNode {
-	out, err := rdb.ClusterNodes(context.Background()).Result()
-	require.NoError(t, err)
-	nodes := map[string]clusterNode{}
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.Fields(l)
-		n := clusterNode{id: f[0], addr: f[1][:strings.IndexByte(f[1], '@')], flags: f[2]}
-		if f[3] != "-" {
-			n.primary = f[3]
-		}
-		nodes[n.id] = n
-	}
-	return nodes
-}
-
 // slotOwners is each slot's primary's id by a node's CLUSTER SLOTS.
 func slotOwners(t *testing.T, rdb *redis.Client) []string {
 	slots, err := rdb.ClusterSlots(context.Background()).Result()

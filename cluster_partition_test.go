@@ -102,40 +102,6 @@ func (l *netLab) remove() {
 	l.ip("link", "del", l.tag+"br")
 }
 
-// clusterNode is one line of CLUSTER NODES.
-type clusterNode struct {
-	id, addr, flags, primary string
-	slots                    []string
-}
-
-func clusterNodes(t *testing.T, rdb *redis.Client) map[string]clusterNode {
-	out, err := rdb.ClusterNodes(context.Background()).Result()
-	require.NoError(t, err)
-	nodes := map[string]clusterNode{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.Fields(line)
-		addr, _, _ := strings.Cut(f[1], "@")
-		nodes[f[0]] = clusterNode{id: f[0], addr: addr, flags: f[2], primary: f[3], slots: f[8:]}
-	}
-	return nodes
-}
-
-// owns reports whether a node's slot ranges hold slot.
-func (n clusterNode) owns(slot int) bool {
-	for _, r := range n.slots {
-		lo, hi, ok := strings.Cut(r, "-")
-		if !ok {
-			hi = lo
-		}
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := strconv.Atoi(hi)
-		if err1 == nil && err2 == nil && a <= slot && slot <= b {
-			return true
-		}
-	}
-	return false
-}
-
 // TestClusterPartition: a primary cut off from a 3+3 cluster in network
 // namespaces (its link taken down) keeps acknowledging writes for less
 // than cluster-node-timeout, then answers -CLUSTERDOWN, while on the

@@ -219,3 +219,43 @@ func (c *cliCluster) redisCli(args ...string) string {
 	require.NoError(c.t, err, "redis-cli --cluster %s:\n%s", strings.Join(args, " "), out)
 	return string(out)
 }
+
+// clusterNode is one line of CLUSTER NODES.
+type clusterNode struct {
+	id, addr, flags string
+	primary         string   // its primary's id, "" for a primary
+	slots           []string // its slot ranges, as CLUSTER NODES gives them
+}
+
+// clusterNodes is a node's CLUSTER NODES by node id.
+func clusterNodes(t *testing.T, rdb *redis.Client) map[string]clusterNode {
+	out, err := rdb.ClusterNodes(context.Background()).Result()
+	require.NoError(t, err)
+	nodes := map[string]clusterNode{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		addr, _, _ := strings.Cut(f[1], "@")
+		n := clusterNode{id: f[0], addr: addr, flags: f[2], slots: f[8:]}
+		if f[3] != "-" {
+			n.primary = f[3]
+		}
+		nodes[n.id] = n
+	}
+	return nodes
+}
+
+// owns reports whether a node's slot ranges hold slot.
+func (n clusterNode) owns(slot int) bool {
+	for _, r := range n.slots {
+		lo, hi, ok := strings.Cut(r, "-")
+		if !ok {
+			hi = lo
+		}
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if err1 == nil && err2 == nil && a <= slot && slot <= b {
+			return true
+		}
+	}
+	return false
+}
