@@ -7,7 +7,8 @@ package cluster
 // entry); a failed primary that serves slots is replaced by its replica
 // with the highest replication offset (INFO replication) among those that
 // answer and whose data is recent enough for
-// cluster-replica-validity-factor (one entry: every
+// cluster-replica-validity-factor, unless most primaries fail to answer
+// the leader (one entry: every
 // node applies the promotion at once, the new primary with REPLICAOF NO
 // ONE, the others by following it). The old primary, when it returns,
 // reads the log and becomes a replica of the new one. A new leader starts
@@ -191,6 +192,22 @@ func (c *Control) validityFactor() int64 {
 // promotion of a failed primary's best replica, among those data (a
 // replica's offset and data age) finds valid.
 func (c *Control) judge(st *State, probes map[string]*probe, now time.Time, data func(id string) (int64, time.Duration, bool)) {
+	// The primaries that do not answer may be alive on the other side of
+	// a partition, and keep serving there if they are most of them
+	// (health.go): then the leader promotes no one. So one side of a
+	// partition serves each slot, as in Redis, where a failover needs
+	// the votes of most primaries.
+	primaries, answering := 0, 0
+	for _, id := range st.IDs() {
+		if n := st.Nodes[id]; n.Primary != "" || st.SlotsOf(id) == 0 {
+			continue
+		}
+		primaries++
+		if p := probes[id]; p != nil && now.Sub(p.lastOK) <= c.o.NodeTimeout {
+			answering++
+		}
+	}
+	quorum := primaries-answering < primaries/2+1
 	for _, id := range st.IDs() {
 		p, n := probes[id], st.Nodes[id]
 		if p == nil {
@@ -205,6 +222,10 @@ func (c *Control) judge(st *State, probes map[string]*probe, now time.Time, data
 			c.log.Warn("cluster: node state changed", "id", id, "fail", failed)
 		}
 		if !failed || n.Primary != "" || st.SlotsOf(id) == 0 {
+			continue
+		}
+		if !quorum {
+			c.log.Debug("cluster: no failover while most primaries do not answer", "primary", id, "answering", answering, "primaries", primaries)
 			continue
 		}
 		best, bestOff := "", int64(-1)

@@ -462,6 +462,32 @@ func TestRaftFrozenServes(t *testing.T) {
 	require.Contains(t, a.rdb.ClusterInfo(ctx).Val(), "cluster_state:fail\r\n")
 }
 
+// TestRaftNoFailoverOfMostPrimaries: with two primaries of three out of
+// the leader's reach, the leader promotes no one: they may be alive on
+// the other side of a partition, serving their slots (as in Redis, where
+// a failover needs the votes of most primaries).
+func TestRaftNoFailoverOfMostPrimaries(t *testing.T) {
+	a, b, c, d, e := startNode(t), startNode(t), startNode(t), startNode(t), startNode(t)
+	require.Equal(t, "OK", a.do("cluster", "addslotsrange", 0, 5000))
+	require.Equal(t, "OK", b.do("cluster", "addslotsrange", 5001, 10000))
+	require.Equal(t, "OK", c.do("cluster", "addslotsrange", 10001, 16383))
+	for _, n := range []*testNode{b, c, d, e} {
+		require.Equal(t, "OK", n.do("cluster", "meet", "127.0.0.1", a.port))
+	}
+	require.Equal(t, "OK", d.do("cluster", "replicate", a.id))
+	require.Equal(t, "OK", e.do("cluster", "replicate", b.id))
+	agree(t, 5, a, b, c, d, e)
+	for _, n := range []*testNode{a, b, c, d, e} {
+		require.NoError(t, n.rdb.ConfigSet(ctx, "cluster-replica-validity-factor", "0").Err())
+	}
+	// Three voters of five are left: b, d and e elect a leader.
+	a.kill()
+	c.kill()
+	require.Eventually(t, func() bool { return b.ctl.Leader() != "" }, 10*time.Second, 20*time.Millisecond)
+	require.Never(t, func() bool { return d.srv.Engine.SlotTable().Owner[0] == d.srv.Engine.SlotTable().Self },
+		3500*time.Millisecond, 50*time.Millisecond, "no failover while one primary of three answers")
+}
+
 // keyInSlot returns a key of the hash slot.
 func keyInSlot(slot int) string {
 	for i := 0; ; i++ {
