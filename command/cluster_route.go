@@ -29,6 +29,7 @@ import (
 	"bytes"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -501,6 +502,16 @@ func parseSetslot(args [][]byte) (slot uint16, action, msg string) {
 	return 0, "", errSetslotSyntax
 }
 
+// controlPlaneErr is the error reply for a control plane's error: as it
+// is when it is a Redis-style error already ("ERR …"), else after "ERR ".
+func controlPlaneErr(err error) string {
+	msg := string(sanitizeErr([]byte(err.Error())))
+	if strings.HasPrefix(msg, "ERR ") {
+		return msg
+	}
+	return sprintf(errControlPlane, msg)
+}
+
 // setslotTarget checks SETSLOT's node id: a node this node knows, a
 // primary. It replies and returns false when not.
 func (c *Client) setslotTarget(v clusterNodes, id []byte, unknown string) bool {
@@ -539,7 +550,7 @@ func (c *Client) setslotNode(v clusterNodes, slot uint16, id string) {
 	commit := func() string {
 		if err := ctl.SetSlotNode(slot, id); err != nil {
 			e.claimSlot(slot, false)
-			return sprintf(errControlPlane, sanitizeErr([]byte(err.Error())))
+			return controlPlaneErr(err)
 		}
 		// As Redis's SETSLOT NODE: an empty slot stops migrating, and
 		// one this node imported and now owns stops importing.

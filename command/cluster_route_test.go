@@ -263,6 +263,8 @@ func TestClusterSetslot(t *testing.T) {
 	require.Equal(t, []string{sl + " " + routeB.ID, sb + " " + routeA.ID}, ctl.seen)
 	ctl.fail = errors.New("no quorum")
 	require.Equal(t, svErr("ERR no quorum"), r.do("CLUSTER", "SETSLOT", sb, "NODE", routeB.ID))
+	ctl.fail = errors.New(ErrClusterNoLeader)
+	require.Equal(t, svErr(ErrClusterNoLeader), r.do("CLUSTER", "SETSLOT", sb, "NODE", routeB.ID))
 	// A table published by the control plane alone ends an import into
 	// a slot it gives this node, and a migration out of one it takes.
 	ts.srv.SetSlotTable(routeTable(0, map[string]int32{"{i}": 1}))
