@@ -28,7 +28,9 @@ import (
 // writes to the killed primary that its replica had not confirmed: the
 // test samples both nodes' replication offsets every 10 ms and allows a
 // loss only of writes acknowledged after the replica's last sampled
-// offset had been reached. Skipped without python3-redis or ioredis.
+// offset had been reached. A write may be refused only during the
+// failover (redis-py retries a dead node for 1.25 s before it asks for
+// the topology again). Skipped without python3-redis or ioredis.
 func TestClusterClientsFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs seven processes")
@@ -40,7 +42,7 @@ func TestClusterClientsFailover(t *testing.T) {
 	node, modules := nodeClients(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cl := newCliCluster(t, ctx, 1000)
+	cl := newCliCluster(t, ctx, 2000) // Raft keeps its leader on a busy machine
 	procs := map[string]*exec.Cmd{}
 	clients := map[string]*redis.Client{}
 	var addrs []string
@@ -217,7 +219,7 @@ func TestClusterClientsFailover(t *testing.T) {
 			require.True(t, at.Before(promotedAt), "%s: %s lost, acknowledged after the failover", w.name, key)
 		}
 		for _, e := range w.refused() {
-			require.False(t, e.at.Before(killAt) || e.at.After(promotedAt.Add(2*time.Second)),
+			require.False(t, e.at.Before(killAt) || e.at.After(promotedAt.Add(4*time.Second)),
 				"%s: %s refused %v after the kill, outside the failover (%v): %s", w.name, e.key, e.at.Sub(killAt), promotedAt.Sub(killAt), e.msg)
 		}
 		lostTotal += len(lost)

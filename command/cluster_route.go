@@ -6,11 +6,13 @@ package command
 // -MOVED; in a slot no node serves, -CLUSTERDOWN; in a slot this node is
 // migrating, -ASK when a key is missing here (-TRYAGAIN when only some
 // are); in a slot it is importing, it runs only after ASKING (or for
-// RESTORE-ASKING). A replica of the slot's owner serves reads to a client
-// that sent READONLY. Commands without keys are not routed; EXEC routes
-// its whole queue, and each command is routed before it is queued, as in
-// Redis. A node cut off from the cluster (SetClusterDown) answers
-// -CLUSTERDOWN once CROSSSLOT and unbound slots are ruled out.
+// RESTORE-ASKING), or for every client once SETSLOT NODE gives the slot
+// to this node, while that change commits. A replica of the slot's owner
+// serves reads to a client that sent READONLY. Commands without keys are
+// not routed; EXEC routes its whole queue, and each command is routed
+// before it is queued, as in Redis. A node cut off from the cluster
+// (SetClusterDown) answers -CLUSTERDOWN once CROSSSLOT and unbound slots
+// are ruled out.
 //
 // The cost on the request path: with no table, the CROSSSLOT check of
 // before (cluster.go); with one, a keyed command computes its key's slot
@@ -29,6 +31,7 @@ import (
 	"bytes"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -68,6 +71,11 @@ type routeState struct {
 type slotMigrations struct {
 	migrating map[uint16]string // slot → the node id it migrates to
 	importing map[uint16]string // slot → the node id it imports from
+	// claimed are importing slots that SETSLOT NODE gives this node,
+	// served to every client while the change commits: Redis's target
+	// owns such a slot at once, and a node that applies the change
+	// first already sends clients here.
+	claimed map[uint16]bool
 }
 
 // setMigration records slot as migrating to (or importing from, with
@@ -88,10 +96,24 @@ func (e *Engine) setMigration(slot uint16, importing bool, id string) {
 	})
 }
 
+// claimSlot serves the importing slot to every client (claim) or to
+// those that sent ASKING only; it does nothing to a slot not importing.
+func (e *Engine) claimSlot(slot uint16, claim bool) {
+	e.rt.mu.Lock()
+	defer e.rt.mu.Unlock()
+	e.updateMigrationsLocked(func(m *slotMigrations) {
+		if claim {
+			m.claimed[slot] = true
+		} else {
+			delete(m.claimed, slot)
+		}
+	})
+}
+
 // updateMigrationsLocked publishes a copy of the migration state that
 // change made. Requires e.rt.mu.
 func (e *Engine) updateMigrationsLocked(change func(m *slotMigrations)) {
-	m := &slotMigrations{migrating: map[uint16]string{}, importing: map[uint16]string{}}
+	m := &slotMigrations{migrating: map[uint16]string{}, importing: map[uint16]string{}, claimed: map[uint16]bool{}}
 	if old := e.rt.migr.Load(); old != nil {
 		for s, id := range old.migrating {
 			m.migrating[s] = id
@@ -99,8 +121,16 @@ func (e *Engine) updateMigrationsLocked(change func(m *slotMigrations)) {
 		for s, id := range old.importing {
 			m.importing[s] = id
 		}
+		for s := range old.claimed {
+			m.claimed[s] = true
+		}
 	}
 	change(m)
+	for s := range m.claimed {
+		if _, ok := m.importing[s]; !ok {
+			delete(m.claimed, s) // a claim ends with its import
+		}
+	}
 	if len(m.migrating) == 0 && len(m.importing) == 0 {
 		m = nil
 	}
@@ -217,6 +247,7 @@ type routeQuery struct {
 	// The slot is migrating from here, or importing here; the request
 	// names more than one distinct key; how many of its keys are here.
 	migrating, importing, multiple bool
+	claimed                        bool // importing and claimed
 	missing, existing              int
 }
 
@@ -266,7 +297,7 @@ func (c *Client) redirect(t *SlotTable, cmd *Command, args [][]byte) string {
 			return t.redirection(errAsk, q.slot, n)
 		}
 	}
-	if q.importing && (c.asking || cmd.Flags&FlagAsking != 0) {
+	if q.importing && (c.asking || cmd.Flags&FlagAsking != 0 || q.claimed) {
 		if q.multiple && q.missing > 0 {
 			return errTryAgain
 		}
@@ -309,6 +340,7 @@ func (q *routeQuery) addKeys(c *Client, cmd *Command, args [][]byte) string {
 				q.migrating = q.migrating && q.owner == q.t.Self
 				_, q.importing = q.m.importing[uint16(s)]
 				q.importing = q.importing && !q.migrating
+				q.claimed = q.importing && q.m.claimed[uint16(s)]
 			}
 		case s != q.slot:
 			return errCrossSlot
@@ -374,9 +406,9 @@ func (c *Client) servesSlot(t *SlotTable, cmd *Command, slot int) bool {
 		return false
 	case owner == t.Self:
 		return true
-	case c.asking:
+	default:
 		if m := c.eng.rt.migr.Load(); m != nil {
-			if _, ok := m.importing[uint16(slot)]; ok {
+			if _, ok := m.importing[uint16(slot)]; ok && (c.asking || m.claimed[uint16(slot)]) {
 				return true
 			}
 		}
@@ -494,6 +526,16 @@ func parseSetslot(args [][]byte) (slot uint16, action, msg string) {
 	return 0, "", errSetslotSyntax
 }
 
+// controlPlaneErr is the error reply for a control plane's error: as it
+// is when it is a Redis-style error already ("ERR …"), else after "ERR ".
+func controlPlaneErr(err error) string {
+	msg := string(sanitizeErr([]byte(err.Error())))
+	if strings.HasPrefix(msg, "ERR ") {
+		return msg
+	}
+	return sprintf(errControlPlane, msg)
+}
+
 // setslotTarget checks SETSLOT's node id: a node this node knows, a
 // primary. It replies and returns false when not.
 func (c *Client) setslotTarget(v clusterNodes, id []byte, unknown string) bool {
@@ -525,9 +567,13 @@ func (c *Client) setslotNode(v clusterNodes, slot uint16, id string) {
 		return
 	}
 	e := c.eng
+	if id == v.self {
+		e.claimSlot(slot, true)
+	}
 	commit := func() string {
 		if err := ctl.SetSlotNode(slot, id); err != nil {
-			return sprintf(errControlPlane, sanitizeErr([]byte(err.Error())))
+			e.claimSlot(slot, false)
+			return controlPlaneErr(err)
 		}
 		// As Redis's SETSLOT NODE: an empty slot stops migrating, and
 		// one this node imported and now owns stops importing.

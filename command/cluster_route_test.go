@@ -2,10 +2,13 @@ package command
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ratekv/ratekv/internal/nodeid"
 	"github.com/ratekv/ratekv/shards"
@@ -230,6 +233,7 @@ type fakeControl struct {
 	mu             sync.Mutex
 	eng            *Engine
 	fail           error
+	gate           chan struct{} // non-nil: SetSlotNode waits until it closes
 	seen           []string
 }
 
@@ -237,6 +241,9 @@ func (f *fakeControl) SetSlotNode(slot uint16, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seen = append(f.seen, strconv.Itoa(int(slot))+" "+id)
+	if f.gate != nil {
+		<-f.gate
+	}
 	if f.fail != nil {
 		return f.fail
 	}
@@ -307,6 +314,8 @@ func TestClusterSetslot(t *testing.T) {
 	require.Equal(t, []string{sl + " " + routeB.ID, sb + " " + routeA.ID}, ctl.seen)
 	ctl.fail = errors.New("no quorum")
 	require.Equal(t, svErr("ERR no quorum"), r.do("CLUSTER", "SETSLOT", sb, "NODE", routeB.ID))
+	ctl.fail = errors.New(ErrClusterNoLeader)
+	require.Equal(t, svErr(ErrClusterNoLeader), r.do("CLUSTER", "SETSLOT", sb, "NODE", routeB.ID))
 	// A table published by the control plane alone ends an import into
 	// a slot it gives this node, and a migration out of one it takes.
 	ts.srv.SetSlotTable(routeTable(0, map[string]int32{"{i}": 1}))
@@ -321,6 +330,51 @@ func TestClusterSetslot(t *testing.T) {
 	require.Equal(t, "", string(ts.srv.AppendSlotMigrations(nil)))
 	// Outside cluster mode, as Redis.
 	require.Equal(t, svErr(errClusterDisabled), newTestServer(t).raw(t).do("CLUSTER", "SETSLOT", "1", "STABLE"))
+}
+
+// TestClusterSetslotNodeClaims: while SETSLOT NODE that gives this node
+// a slot it imports commits, every client is served in that slot, not
+// only after ASKING, as by Redis's target, which owns it at once; a node
+// that applied the change first already sends clients here, and a MOVED
+// back would bounce them until this node has applied it too. A change
+// that fails withdraws the claim.
+func TestClusterSetslotNodeClaims(t *testing.T) {
+	ts := newTestServer(t, "cluster-enabled", "yes")
+	ts.srv.SetNode(nodeIdentity(routeA.ID))
+	ctl := &fakeControl{eng: ts.srv, gate: make(chan struct{})}
+	ts.srv.SetClusterControl(ctl)
+	ts.srv.SetSlotTable(routeTable(0, map[string]int32{"{b}": 1, "{i}": 1}))
+	sb, si := slotOf("{b}"), slotOf("{i}")
+	r, other := ts.raw(t), ts.raw(t)
+	get := []string{"EVAL", "return redis.call('get', KEYS[1])", "1", "{b}k"}
+	runSvSteps(t, r, []svStep{
+		{[]string{"CLUSTER", "SETSLOT", sb, "IMPORTING", routeB.ID}, "+OK\r\n"},
+		{[]string{"CLUSTER", "SETSLOT", si, "IMPORTING", routeB.ID}, "+OK\r\n"},
+		{[]string{"SET", "{b}k", "1"}, moved("{b}", routeB)},
+		{get, moved("{b}", routeB)},
+	})
+	_, err := io.WriteString(r.nc, fmt.Sprintf("*5\r\n$7\r\nCLUSTER\r\n$7\r\nSETSLOT\r\n$%d\r\n%s\r\n$4\r\nNODE\r\n$40\r\n%s\r\n", len(sb), sb, routeA.ID))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return other.do("SET", "{b}k", "1") == "+OK\r\n" }, 5*time.Second, 5*time.Millisecond,
+		"the slot is served while SETSLOT NODE commits")
+	runSvSteps(t, other, []svStep{
+		{get, svBulk("1")},
+		{[]string{"GET", "{i}k"}, moved("{i}", routeB)}, // the other import is not claimed
+	})
+	close(ctl.gate)
+	require.Equal(t, "+OK\r\n", r.reply())
+	require.Equal(t, svBulk("1"), other.do("GET", "{b}k"))
+	require.Equal(t, " ["+si+"-<-"+routeB.ID+"]", string(ts.srv.AppendSlotMigrations(nil)), "{b}'s import ended, {i}'s goes on")
+
+	ctl.gate, ctl.fail = nil, errors.New("no quorum")
+	runSvSteps(t, r, []svStep{
+		{[]string{"CLUSTER", "SETSLOT", si, "NODE", routeA.ID}, svErr("ERR no quorum")},
+	})
+	runSvSteps(t, other, []svStep{
+		{[]string{"GET", "{i}k"}, moved("{i}", routeB)},
+		{[]string{"ASKING"}, "+OK\r\n"},
+		{[]string{"GET", "{i}k"}, "$-1\r\n"},
+	})
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
