@@ -857,8 +857,8 @@ var (
 
 // syncSnapshot writes a snapshot for a full resynchronization to path and
 // returns its size and the cursor where the replica's stream begins.
-func (r *replication) syncSnapshot(bl *backlog, path string, stop <-chan struct{}) (int64, cursor, error) {
-	sc := &syncCapture{b: bl}
+func (r *replication) syncSnapshot(bl *backlog, h *hold, path string, stop <-chan struct{}) (int64, cursor, error) {
+	sc := &syncCapture{b: bl, h: h}
 	ctx, cancel := contextFrom(stop)
 	defer cancel()
 	size, _, err := persist.WriteTransfer(ctx, path, r.eng.store, sc, persist.TransferOptions{Keys: RecordKeys, Resets: RecordResets})

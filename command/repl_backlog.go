@@ -23,8 +23,21 @@ import (
 // (client-output-buffer-limit replica). Blocks are appended under the backlog's mutex, with
 // the writing command's shard locks held (as the append-only file's
 // records); readers read the bytes below the published end without it.
+//
+// A block that leaves the backlog is reused for the stream's next bytes
+// once no reader can read it any more: every link registers a hold, the
+// offset below which it reads nothing again, and a block is reused when
+// it ends below every hold. So a primary under load writes its stream
+// into the same few blocks instead of allocating a new one per 64 KiB
+// (garbage for the collector) and zeroing it. A reused block is not
+// zeroed: readers read only bytes below the published end.
 
 const blockSize = 64 << 10
+
+// maxFree is how many blocks a backlog keeps for reuse beyond the ones it
+// holds; the rest go to the garbage collector (after a lagging replica was
+// dropped, say).
+const maxFree = 16
 
 // block is one piece of the stream: data holds the bytes from offset off.
 type block struct {
@@ -37,10 +50,14 @@ type block struct {
 // use.
 type backlog struct {
 	mu       sync.Mutex
+	oldest   *block // oldest block a reader may still read (head or before it)
 	head     *block // oldest block kept for partial resynchronizations
 	tail     *block
-	size     int64  // repl-backlog-size
-	seq      uint64 // effect records appended (the captures' sequence numbers)
+	free     *block  // blocks to reuse, linked by next
+	nfree    int     // blocks in free
+	holds    []*hold // the readers' holds
+	size     int64   // repl-backlog-size
+	seq      uint64  // effect records appended (the captures' sequence numbers)
 	captures []*persist.Capture
 	end      atomic.Int64 // offset after the last byte: master_repl_offset
 
@@ -80,7 +97,7 @@ func (w *waker) wait(cu *cursor, tick <-chan time.Time, done <-chan struct{}) {
 func newBacklog(off, size int64) *backlog {
 	b := &backlog{size: size}
 	b.head = &block{off: off}
-	b.tail = b.head
+	b.tail, b.oldest = b.head, b.head
 	b.end.Store(off)
 	return b
 }
@@ -116,7 +133,7 @@ func (b *backlog) spanLocked(rec []byte, off int64) int64 {
 		t := b.tail
 		used := off - t.off
 		if used == blockSize {
-			nb := &block{off: off}
+			nb := b.newBlockLocked(off)
 			t.next.Store(nb)
 			b.tail, t, used = nb, nb, 0
 			b.trimLocked(off)
@@ -140,6 +157,76 @@ func (b *backlog) trimLocked(end int64) {
 	}
 }
 
+// newBlockLocked returns a block for the stream from off on: a reused one
+// when a block has left the backlog and every reader. Requires b.mu held.
+func (b *backlog) newBlockLocked(off int64) *block {
+	b.reclaimLocked()
+	nb := b.free
+	if nb == nil {
+		return &block{off: off}
+	}
+	b.free = nb.next.Load()
+	b.nfree--
+	nb.off = off
+	nb.next.Store(nil)
+	return nb
+}
+
+// reclaimLocked moves the blocks that left the backlog and that no hold
+// can reach to the free list (up to maxFree; the garbage collector takes
+// the others). A block that ends at a hold's offset is still read: its
+// reader steps to the next block through it. Requires b.mu held.
+func (b *backlog) reclaimLocked() {
+	low := b.head.off
+	for _, h := range b.holds {
+		low = min(low, h.pos.Load())
+	}
+	for b.oldest != b.head && b.oldest.off+blockSize < low {
+		blk := b.oldest
+		b.oldest = blk.next.Load()
+		if b.nfree < maxFree {
+			blk.next.Store(b.free)
+			b.free = blk
+			b.nfree++
+		}
+	}
+}
+
+// hold is a reader's claim on the stream: it reads nothing below pos
+// again. A reader raises pos as it goes (cursor.settle), never lowers it.
+type hold struct{ pos atomic.Int64 }
+
+// holdLocked registers a hold at off. Requires b.mu held.
+func (b *backlog) holdLocked(off int64) *hold {
+	h := &hold{}
+	h.pos.Store(off)
+	b.holds = append(b.holds, h)
+	return h
+}
+
+// holdEnd registers a hold at the end of the stream: a link that begins
+// with a full resynchronization reads from a later offset.
+func (b *backlog) holdEnd() *hold {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.holdLocked(b.end.Load())
+}
+
+// release drops h: its reader reads nothing more.
+func (b *backlog) release(h *hold) {
+	if h == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, x := range b.holds {
+		if x == h {
+			b.holds = append(b.holds[:i], b.holds[i+1:]...)
+			break
+		}
+	}
+}
+
 func (b *backlog) wakeLinks() {
 	if ws := b.wake.Load(); ws != nil {
 		for _, w := range *ws {
@@ -159,6 +246,7 @@ func (b *backlog) setSize(n int64) {
 	b.mu.Lock()
 	b.size = n
 	b.trimLocked(b.end.Load())
+	b.reclaimLocked()
 	b.mu.Unlock()
 }
 
@@ -169,8 +257,9 @@ func (b *backlog) span() (start, end int64) {
 	return b.head.off, b.end.Load()
 }
 
-// cursorAt returns a cursor at off, and false when the backlog does not
-// hold the stream from there.
+// cursorAt returns a cursor at off, with a hold there that its reader
+// releases when done, and false when the backlog does not hold the stream
+// from there.
 func (b *backlog) cursorAt(off int64) (cursor, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -181,7 +270,7 @@ func (b *backlog) cursorAt(off int64) (cursor, bool) {
 	for off-blk.off >= blockSize && blk != b.tail {
 		blk = blk.next.Load()
 	}
-	return cursor{b: b, blk: blk, pos: off}, true
+	return cursor{b: b, blk: blk, pos: off, h: b.holdLocked(off)}, true
 }
 
 // LastSeq, BeginCapture and EndCapture make the backlog a
@@ -202,8 +291,8 @@ func (b *backlog) BeginCapture(limit int) *persist.Capture {
 }
 
 // endCapture stops c and returns its last sequence number and a cursor
-// after its last record.
-func (b *backlog) endCapture(c *persist.Capture) (uint64, cursor) {
+// after its last record, which reads under h (a hold at or below it).
+func (b *backlog) endCapture(c *persist.Capture, h *hold) (uint64, cursor) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, x := range b.captures {
@@ -212,7 +301,9 @@ func (b *backlog) endCapture(c *persist.Capture) (uint64, cursor) {
 			break
 		}
 	}
-	return b.seq, cursor{b: b, blk: b.tail, pos: b.end.Load()}
+	cu := cursor{b: b, blk: b.tail, pos: b.end.Load(), h: h}
+	cu.settle()
+	return b.seq, cu
 }
 
 // cursor is a reader's position in the stream. The zero cursor is not
@@ -221,11 +312,17 @@ type cursor struct {
 	b   *backlog
 	blk *block
 	pos int64
+	h   *hold // its reader's; the blocks from pos on stay while it is registered
 }
+
+// settle tells the backlog the reader is done with the bytes before the
+// cursor (what next returned is no longer used).
+func (cu *cursor) settle() { cu.h.pos.Store(cu.pos) }
 
 // next returns the stream from the cursor on, at most max bytes and
 // within one block, and advances the cursor past them. They are the
-// block's own bytes, not a copy: the stream below its end never changes.
+// block's own bytes, not a copy: the stream below its end never changes,
+// and the block is not reused before the reader settles past them.
 func (cu *cursor) next(max int) []byte {
 	end := cu.b.end.Load()
 	if cu.pos >= end || max <= 0 {
@@ -261,6 +358,7 @@ func (cu *cursor) lag() int64 { return cu.b.end.Load() - cu.pos }
 // where the replica's stream begins.
 type syncCapture struct {
 	b   *backlog
+	h   *hold // the link's
 	cur cursor
 }
 
@@ -269,7 +367,7 @@ func (s *syncCapture) LastSeq() uint64 { return s.b.LastSeq() }
 func (s *syncCapture) BeginCapture(limit int) *persist.Capture { return s.b.BeginCapture(limit) }
 
 func (s *syncCapture) EndCapture(c *persist.Capture) (uint64, error) {
-	seq, cur := s.b.endCapture(c)
+	seq, cur := s.b.endCapture(c, s.h)
 	s.cur = cur
 	return seq, persist.CaptureErr(c)
 }
