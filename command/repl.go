@@ -259,7 +259,15 @@ func (r *replication) attachJournalsLocked() {
 	if aof != nil {
 		client, apply = aof, aof
 	}
+	if w, ok := aof.(writtenNotifier); ok {
+		if r.bl != nil {
+			w.OnWritten(r.bl.logged)
+		} else {
+			w.OnWritten(nil)
+		}
+	}
 	if r.bl != nil {
+		r.bl.gate(aof)
 		tee := &teeJournal{aof: aof, b: r.bl}
 		apply = tee
 		if r.masterHost == "" {

@@ -24,6 +24,12 @@ import (
 // the writing command's shard locks held (as the append-only file's
 // records); readers read the bytes below the published end without it.
 //
+// With an append-only file, the end is published once the file has the
+// records (written, or fsynced under appendfsync always; see
+// persist.AOF.OnWritten), as Redis writes its AOF before it writes to
+// its replicas' sockets: a replica never holds a write that the
+// primary's file does not, and so never one a restarted primary lost.
+//
 // A block that leaves the backlog is reused for the stream's next bytes
 // once no reader can read it any more: every link registers a hold, the
 // offset below which it reads nothing again, and a block is reused when
@@ -59,10 +65,20 @@ type backlog struct {
 	size     int64   // repl-backlog-size
 	seq      uint64  // effect records appended (the captures' sequence numbers)
 	captures []*persist.Capture
-	end      atomic.Int64 // offset after the last byte: master_repl_offset
+	end      atomic.Int64    // offset after the last byte: master_repl_offset
+	pub      atomic.Int64    // offset up to which readers read: end, or less while the log has not the records
+	gatedBy  writtenNotifier // the append-only file whose writes publish logged records (logged); nil: none
+	marks    []mark          // the records logged but not yet published, in order
 
 	wake     atomic.Pointer[[]*waker] // the links to wake on an append
 	sleepers atomic.Int32             // wakers of this stream asleep (waker.sleeping set)
+}
+
+// mark is where the stream ends after the record of sequence number seq
+// in the append-only file.
+type mark struct {
+	seq uint64
+	end int64
 }
 
 // waker wakes a link's writer that waits for the stream to grow: while no
@@ -81,7 +97,7 @@ func (w *waker) wait(cu *cursor, tick <-chan time.Time, done <-chan struct{}) {
 	cu.b.sleepers.Add(1)
 	// An append after the Add sees the sleeper; one before it is seen
 	// here.
-	if cu.lag() == 0 {
+	if cu.lag() <= 0 {
 		select {
 		case <-w.ch:
 		case <-tick:
@@ -99,12 +115,19 @@ func newBacklog(off, size int64) *backlog {
 	b.head = &block{off: off}
 	b.tail, b.oldest = b.head, b.head
 	b.end.Store(off)
+	b.pub.Store(off)
 	return b
 }
 
 // appendStream adds rec to the stream: effect records (effects true, which
 // snapshots capture) or a PING or REPLCONF GETACK.
-func (b *backlog) appendStream(rec []byte, effects bool) {
+func (b *backlog) appendStream(rec []byte, effects bool) { b.appendLog(rec, effects, nil) }
+
+// appendLog is appendStream that also appends the effect records rec to
+// log (when not nil) and returns their sequence number there; while the
+// backlog is gated, they are published once log has them (logged).
+// Appending to both under b.mu keeps them in one order.
+func (b *backlog) appendLog(rec []byte, effects bool, log Journal) uint64 {
 	b.mu.Lock()
 	if effects {
 		b.seq++
@@ -120,6 +143,62 @@ func (b *backlog) appendStream(rec []byte, effects bool) {
 		off = b.spanLocked(rec, off)
 	}
 	b.end.Store(off)
+	seq, publish := uint64(1), len(b.marks) == 0
+	if log != nil {
+		seq = log.Append(rec)
+		if b.gatedBy != nil {
+			b.marks = append(b.marks, mark{seq, off})
+			publish = false
+		}
+	}
+	if publish {
+		b.pub.Store(off)
+	}
+	b.mu.Unlock()
+	if publish && b.sleepers.Load() != 0 {
+		b.wakeLinks()
+	}
+	return seq
+}
+
+// logged publishes the stream up to the records the append-only file has
+// up to seq (and what follows them without a record of its own, as
+// PINGs). It is the file's OnWritten.
+func (b *backlog) logged(seq uint64) {
+	b.mu.Lock()
+	k := 0
+	for k < len(b.marks) && b.marks[k].seq <= seq {
+		k++
+	}
+	if k == 0 {
+		b.mu.Unlock()
+		return
+	}
+	pub := b.marks[k-1].end
+	if k == len(b.marks) {
+		pub = b.end.Load()
+	}
+	b.marks = b.marks[:copy(b.marks, b.marks[k:])]
+	b.pub.Store(pub)
+	b.mu.Unlock()
+	if b.sleepers.Load() != 0 {
+		b.wakeLinks()
+	}
+}
+
+// gate makes the stream wait for log's writes (logged), when log reports
+// them. A change of file publishes everything: the old file's pending
+// records would never be reported.
+func (b *backlog) gate(log Journal) {
+	w, _ := log.(writtenNotifier)
+	b.mu.Lock()
+	if b.gatedBy == w {
+		b.mu.Unlock()
+		return
+	}
+	b.gatedBy = w
+	b.marks = b.marks[:0]
+	b.pub.Store(b.end.Load())
 	b.mu.Unlock()
 	if b.sleepers.Load() != 0 {
 		b.wakeLinks()
@@ -319,12 +398,12 @@ type cursor struct {
 // cursor (what next returned is no longer used).
 func (cu *cursor) settle() { cu.h.pos.Store(cu.pos) }
 
-// next returns the stream from the cursor on, at most max bytes and
-// within one block, and advances the cursor past them. They are the
+// next returns the published stream from the cursor on, at most max bytes
+// and within one block, and advances the cursor past them. They are the
 // block's own bytes, not a copy: the stream below its end never changes,
 // and the block is not reused before the reader settles past them.
 func (cu *cursor) next(max int) []byte {
-	end := cu.b.end.Load()
+	end := cu.b.pub.Load()
 	if cu.pos >= end || max <= 0 {
 		return nil
 	}
@@ -350,8 +429,9 @@ func (cu *cursor) read(dst []byte, max int) []byte {
 	return dst
 }
 
-// lag is how many bytes of the stream the cursor has not read.
-func (cu *cursor) lag() int64 { return cu.b.end.Load() - cu.pos }
+// lag is how many bytes of the published stream the cursor has not read
+// (negative: it stands past them, at the end of a snapshot's capture).
+func (cu *cursor) lag() int64 { return cu.b.pub.Load() - cu.pos }
 
 // syncCapture is the backlog as a persist.CaptureLog for one snapshot: it
 // keeps the cursor after the last record of the capture that ended last,
@@ -380,11 +460,9 @@ type teeJournal struct {
 }
 
 func (t *teeJournal) Append(rec []byte) uint64 {
-	t.b.appendStream(rec, true)
-	if t.aof != nil {
-		return t.aof.Append(rec)
-	}
-	return 1 // no file to wait for (see Mark: 0 would mean nothing journaled)
+	// Without a file, 1: nothing to wait for (see Mark: 0 would mean
+	// nothing journaled).
+	return t.b.appendLog(rec, true, t.aof)
 }
 
 func (t *teeJournal) Sync(seq uint64) error {
