@@ -320,6 +320,17 @@ func (r *replication) ensureBacklogLocked() *backlog {
 	return r.bl
 }
 
+// outputMemory is the stream's outputMemory, 0 without a stream.
+func (r *replication) outputMemory() int64 {
+	r.mu.Lock()
+	bl := r.bl
+	r.mu.Unlock()
+	if bl == nil {
+		return 0
+	}
+	return bl.outputMemory()
+}
+
 // offsetLocked is master_repl_offset.
 func (r *replication) offsetLocked() int64 {
 	if r.bl == nil {

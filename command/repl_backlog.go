@@ -329,6 +329,16 @@ func (b *backlog) setSize(n int64) {
 	b.mu.Unlock()
 }
 
+// outputMemory is what the stream holds besides the backlog: the blocks
+// that left it and that lagging replicas still read, and the spare ones.
+// Like Redis's replicas' output buffers, eviction does not count it.
+func (b *backlog) outputMemory() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Every block but the tail is full.
+	return b.head.off - b.oldest.off + int64(b.nfree)*blockSize
+}
+
 // span returns the offsets of the first byte held and of the end.
 func (b *backlog) span() (start, end int64) {
 	b.mu.Lock()

@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand"
 	"runtime"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekv/ratekv/config"
 	"github.com/stretchr/testify/require"
 )
 
@@ -228,4 +230,33 @@ func TestBacklogReuseWithLaggingReaders(t *testing.T) {
 	for e := range errs {
 		t.Errorf("seed %d: %s", seed, e)
 	}
+}
+
+// TestStreamHeldForReplicasNotCountedForEviction: blocks kept for a
+// lagging replica are left out of the memory maxmemory counts, as Redis's
+// replicas' output buffers; the backlog itself counts.
+func TestStreamHeldForReplicasNotCountedForEviction(t *testing.T) {
+	ts := newTestServer(t)
+	e := ts.srv
+	require.Equal(t, "OK", ts.client(t, 2).Do(context.Background(), "CONFIG", "SET", "maxmemory", "1gb").Val())
+	e.repl.mu.Lock()
+	bl := e.repl.ensureBacklogLocked()
+	e.repl.mu.Unlock()
+	cu, ok := bl.cursorAt(bl.end.Load()) // a replica that reads nothing
+	require.True(t, ok)
+	runtime.GC()
+	e.sample()
+	before := e.mem.overhead.Load()
+	buf := make([]byte, 0, 4096)
+	const held = 256 * blockSize // 16 MiB
+	for bl.end.Load()-cu.pos < held {
+		appendPattern(bl, 4096, buf)
+	}
+	require.GreaterOrEqual(t, bl.outputMemory(), int64(held)-e.cfg.Int(config.ReplBacklogSize)-blockSize)
+	runtime.GC()
+	e.sample()
+	require.Less(t, e.mem.overhead.Load()-before, int64(held/4), "counted for eviction")
+	bl.release(cu.h)
+	appendPattern(bl, blockSize, buf)
+	require.LessOrEqual(t, bl.outputMemory(), int64(maxFree+1)*blockSize, "released")
 }
