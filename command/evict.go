@@ -232,8 +232,9 @@ func readMemory() memReading {
 //
 // The memory used for eviction is what is not heap (stacks, the
 // runtime's metadata), plus what the last collection found live on the
-// heap, less the store's live bytes and slack then and the append-only
-// file's buffers now, plus the store's live bytes now. So the garbage made
+// heap, less the store's live bytes and slack then, and the append-only
+// file's buffers and the replication stream past its backlog now, plus
+// the store's live bytes now. So the garbage made
 // since (replies' buffers, the values of deleted keys) does not count,
 // nor does the free heap; the Go memory limit (GoMemoryLimit) makes the
 // runtime collect it before it grows the process much past maxmemory.
@@ -252,6 +253,7 @@ func (e *Engine) sample() {
 	if jr := e.jr.Load(); jr != nil && jr.memory != nil {
 		overhead -= jr.memory.Memory()
 	}
+	overhead -= e.repl.outputMemory()
 	m.mapped.Store(r.mapped)
 	m.liveAt.Store(live)
 	m.notCounted.Store(max(r.mapped-overhead-live, 0))

@@ -77,6 +77,12 @@ type outageJournal interface {
 	SyncOrFailing(seq uint64) error
 }
 
+// writtenNotifier is a Journal that reports the records its file holds
+// (persist.AOF.OnWritten): a replication stream publishes them only then.
+type writtenNotifier interface {
+	OnWritten(f func(seq uint64))
+}
+
 // pendingJournal is a Journal that can say which records a reply must
 // wait for before it leaves (persist.AOF.Pending): under appendfsync
 // always, the last record appended while it is not yet fsynced.
@@ -129,6 +135,9 @@ type JournalRef struct {
 func (s *Engine) SetJournal(j Journal) {
 	s.repl.mu.Lock()
 	defer s.repl.mu.Unlock()
+	if w, ok := s.aofJ.(writtenNotifier); ok && s.aofJ != j {
+		w.OnWritten(nil)
+	}
 	s.aofJ = j
 	s.repl.attachJournalsLocked()
 }

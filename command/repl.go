@@ -259,7 +259,15 @@ func (r *replication) attachJournalsLocked() {
 	if aof != nil {
 		client, apply = aof, aof
 	}
+	if w, ok := aof.(writtenNotifier); ok {
+		if r.bl != nil {
+			w.OnWritten(r.bl.logged)
+		} else {
+			w.OnWritten(nil)
+		}
+	}
 	if r.bl != nil {
+		r.bl.gate(aof)
 		tee := &teeJournal{aof: aof, b: r.bl}
 		apply = tee
 		if r.masterHost == "" {
@@ -310,6 +318,17 @@ func (r *replication) ensureBacklogLocked() *backlog {
 		r.attachJournalsLocked()
 	}
 	return r.bl
+}
+
+// outputMemory is the stream's outputMemory, 0 without a stream.
+func (r *replication) outputMemory() int64 {
+	r.mu.Lock()
+	bl := r.bl
+	r.mu.Unlock()
+	if bl == nil {
+		return 0
+	}
+	return bl.outputMemory()
 }
 
 // offsetLocked is master_repl_offset.
@@ -857,8 +876,8 @@ var (
 
 // syncSnapshot writes a snapshot for a full resynchronization to path and
 // returns its size and the cursor where the replica's stream begins.
-func (r *replication) syncSnapshot(bl *backlog, path string, stop <-chan struct{}) (int64, cursor, error) {
-	sc := &syncCapture{b: bl}
+func (r *replication) syncSnapshot(bl *backlog, h *hold, path string, stop <-chan struct{}) (int64, cursor, error) {
+	sc := &syncCapture{b: bl, h: h}
 	ctx, cancel := contextFrom(stop)
 	defer cancel()
 	size, _, err := persist.WriteTransfer(ctx, path, r.eng.store, sc, persist.TransferOptions{Keys: RecordKeys, Resets: RecordResets})

@@ -66,7 +66,8 @@ func attachSinks(b *testing.B, srv *Engine, n int) []*sinkConn {
 	var sinks []*sinkConn
 	for range n {
 		s := newSinkConn()
-		l := &replLink{r: r, ip: "127.0.0.1", addr: "127.0.0.1:1", wantID: id, wantOff: bl.end.Load() + 1}
+		l := &replLink{r: r, ip: "127.0.0.1", addr: "127.0.0.1:1", wantID: id, wantOff: bl.end.Load() + 1,
+			cl: benchConn(b, srv).linkClient(ClientReplica)}
 		go l.serve(s, nil)
 		sinks = append(sinks, s)
 	}

@@ -87,11 +87,15 @@ func (l *replLink) serve(conn io.ReadWriteCloser, unread []byte) {
 	r.links[l] = struct{}{}
 	cur, partial := r.partialLocked(l.wantID, l.wantOff)
 	id, bl := r.replID, r.bl
+	h := cur.h
 	if partial {
 		l.state.Store(linkOnline)
 		l.ack.Store(cur.pos)
+	} else {
+		h = bl.holdEnd()
 	}
 	r.mu.Unlock()
+	defer bl.release(h)
 	defer r.dropLink(l)
 	go l.readAcks(io.MultiReader(strings.NewReader(string(unread)), conn))
 
@@ -106,7 +110,7 @@ func (l *replLink) serve(conn io.ReadWriteCloser, unread []byte) {
 			r.partialErrs.Add(1)
 		}
 		var err error
-		if cur, err = l.fullSync(w, bl, id); err != nil {
+		if cur, err = l.fullSync(w, bl, h, id); err != nil {
 			r.log.Warn("full resynchronization with a replica failed", "replica", l.addr, "err", err)
 			return
 		}
@@ -132,8 +136,8 @@ func (r *replication) partialLocked(id string, want int64) (cursor, bool) {
 }
 
 // fullSync sends +FULLRESYNC and a snapshot; it returns the cursor where
-// the stream continues.
-func (l *replLink) fullSync(w *bufio.Writer, bl *backlog, id string) (cursor, error) {
+// the stream continues, reading under h.
+func (l *replLink) fullSync(w *bufio.Writer, bl *backlog, h *hold, id string) (cursor, error) {
 	r := l.r
 	l.state.Store(linkWaitBgsave)
 	dir := r.eng.cfg.String(config.Dir)
@@ -153,7 +157,7 @@ func (l *replLink) fullSync(w *bufio.Writer, bl *backlog, id string) (cursor, er
 	}
 	done := make(chan result, 1)
 	go func() {
-		size, cur, err := r.syncSnapshot(bl, path, l.done)
+		size, cur, err := r.syncSnapshot(bl, h, path, l.done)
 		done <- result{size, cur, err}
 	}()
 	// Newlines keep the link alive while the snapshot is taken, as Redis
@@ -228,6 +232,7 @@ func (l *replLink) stream(w *bufio.Writer, cur cursor) {
 	defer tick.Stop()
 	for {
 		l.sent.Store(cur.pos)
+		cur.settle()
 		if p := cur.next(1 << 20); len(p) > 0 {
 			// Written from the stream's block itself, not copied.
 			l.deadline()

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -618,4 +620,70 @@ func statField(t *testing.T, c *redis.Client, name string) string {
 		}
 	}
 	return ""
+}
+
+// heldLog is an append-only file that holds its records until write:
+// OnWritten reports them only then.
+type heldLog struct {
+	mu  sync.Mutex
+	seq uint64
+	out atomic.Pointer[func(uint64)]
+}
+
+func (h *heldLog) Append([]byte) uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq++
+	return h.seq
+}
+
+func (h *heldLog) Sync(uint64) error { return nil }
+func (h *heldLog) Err() error        { return nil }
+
+func (h *heldLog) OnWritten(f func(uint64)) {
+	if f == nil {
+		h.out.Store(nil)
+		return
+	}
+	h.out.Store(&f)
+}
+
+// write writes every record appended so far.
+func (h *heldLog) write() {
+	h.mu.Lock()
+	seq := h.seq
+	h.mu.Unlock()
+	if f := h.out.Load(); f != nil {
+		(*f)(seq)
+	}
+}
+
+// TestStreamWaitsForTheLog: a replica receives a write only once the
+// primary's append-only file has it, as in Redis, where the AOF is
+// written before the replicas' sockets; PINGs and WAIT's GETACK queue
+// behind it.
+func TestStreamWaitsForTheLog(t *testing.T) {
+	log := &heldLog{}
+	p := newJournaledServer(t, log, "dir", t.TempDir())
+	r := newTestServer(t, "dir", t.TempDir())
+	r.clock.ns.Store(p.clock.ns.Load())
+	rp := &replPair{p: p, r: r, pc: p.client(t, 2), rc: r.client(t, 2)}
+	ctx := context.Background()
+	rp.attach(t)
+	require.NoError(t, rp.pc.Set(ctx, "k", "v", 0).Err())
+	require.Equal(t, int64(0), rp.pc.Do(ctx, "WAIT", "1", "200").Val(), "acknowledged before the log has it")
+	require.Equal(t, redis.Nil, rp.rc.Get(ctx, "k").Err(), "the replica has it before the log")
+	log.write()
+	require.Equal(t, int64(1), rp.pc.Do(ctx, "WAIT", "1", "0").Val())
+	require.Equal(t, "v", rp.rc.Get(ctx, "k").Val())
+
+	// With nothing held, a PING goes out at once.
+	require.NoError(t, rp.pc.Set(ctx, "k", "w", 0).Err())
+	log.write()
+	p.srv.repl.mu.Lock()
+	bl := p.srv.repl.bl
+	p.srv.repl.mu.Unlock()
+	bl.appendStream(pingRecord, false)
+	rp.caughtUp(t)
+	require.Equal(t, "w", rp.rc.Get(ctx, "k").Val())
 }

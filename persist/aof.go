@@ -158,6 +158,8 @@ type AOF struct {
 	writes  atomic.Int64          // writes done
 	kept    atomic.Int64          // capacity of the writer's buffers (pend, unsynced), for Memory
 
+	onWritten atomic.Pointer[func(seq uint64)] // OnWritten's f
+
 	mu       sync.Mutex
 	cond     sync.Cond
 	buf      []byte // records appended, not yet taken by the writer
@@ -242,6 +244,19 @@ func openAOF(f aofFile, name string, size int64, policy Policy, logger *slog.Log
 	a.size, a.file = size, name
 	go a.run()
 	return a
+}
+
+// OnWritten has f called, from the goroutine that wrote them, with the
+// sequence number of the last record the file holds after each write:
+// written (write(2)) under everysec and no, written and fsynced under
+// always. What a replica receives must not get ahead of it, as Redis
+// writes its AOF before its replicas' sockets. nil removes f.
+func (a *AOF) OnWritten(f func(seq uint64)) {
+	if f == nil {
+		a.onWritten.Store(nil)
+		return
+	}
+	a.onWritten.Store(&f)
 }
 
 // SetPolicy changes the appendfsync policy.
@@ -876,8 +891,15 @@ func (a *AOF) cycle(final, mayFsync bool) (again bool) {
 		a.rotating = false
 	}
 	again = switched && len(a.buf) > 0
+	out := a.written
+	if policy == FsyncAlways {
+		out = min(out, a.synced)
+	}
 	a.cond.Broadcast()
 	a.mu.Unlock()
+	if f := a.onWritten.Load(); f != nil && out > 0 {
+		(*f)(out)
+	}
 
 	switch {
 	case err != nil:

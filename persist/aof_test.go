@@ -828,3 +828,51 @@ func TestAOFFsyncsAreTimed(t *testing.T) {
 	require.GreaterOrEqual(t, n, int64(3))
 	require.GreaterOrEqual(t, d, time.Duration(n)*f.syncDelay)
 }
+
+// OnWritten reports a record once the file holds it: written under
+// everysec, written and fsynced under always (not while the fsync runs).
+func TestAOFOnWrittenAfterTheWrite(t *testing.T) {
+	for _, p := range []Policy{FsyncEverysec, FsyncAlways} {
+		t.Run(fmt.Sprint(p), func(t *testing.T) {
+			f := &gateFile{entered: make(chan struct{}, 1), release: make(chan error, 1)}
+			l := openAOF(f, "gate", 0, p, slog.New(slog.DiscardHandler))
+			r := rec("SET", "k", "v")
+			type report struct {
+				seq           uint64
+				data, durable int
+			}
+			reports := make(chan report, 16)
+			l.OnWritten(func(seq uint64) {
+				data, durable, _ := f.get()
+				reports <- report{seq, len(data), len(durable)}
+			})
+			seq := l.Append(r)
+			synced := make(chan error, 1)
+			go func() { synced <- l.Sync(seq) }()
+			if p == FsyncAlways {
+				<-f.entered
+				select {
+				case got := <-reports:
+					t.Fatalf("reported %+v while its fsync runs", got)
+				case <-time.After(50 * time.Millisecond):
+				}
+				f.release <- nil
+			}
+			got := <-reports
+			require.Equal(t, seq, got.seq)
+			require.Equal(t, len(r), got.data, "written when reported")
+			if p == FsyncAlways {
+				require.Equal(t, len(r), got.durable, "fsynced when reported")
+			}
+			require.NoError(t, <-synced)
+			l.OnWritten(nil)
+			go func() { // the final flush's fsync
+				for range f.entered {
+					f.release <- nil
+				}
+			}()
+			require.NoError(t, l.Close())
+			close(f.entered)
+		})
+	}
+}
