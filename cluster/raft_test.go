@@ -39,11 +39,13 @@ func freePort(t *testing.T) int {
 }
 
 // startNode starts a cluster-mode server on loopback with its topology in
-// Raft (node timeout 2 s: heartbeats of 200 ms), serving no slot.
+// Raft (node timeout 2 s: heartbeats of 200 ms), serving no slot. The
+// tests' clusters cover only some slots, so it serves without full
+// coverage.
 func startNode(t *testing.T) *testNode {
 	t.Helper()
 	cfg := config.New()
-	for _, kv := range [][2]string{{"port", "0"}, {"save", ""}, {"appendonly", "no"}, {"dir", t.TempDir()}, {"cluster-enabled", "yes"}} {
+	for _, kv := range [][2]string{{"port", "0"}, {"save", ""}, {"appendonly", "no"}, {"dir", t.TempDir()}, {"cluster-enabled", "yes"}, {"cluster-require-full-coverage", "no"}} {
 		require.NoError(t, cfg.Set(kv[0], kv[1]))
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -202,7 +204,12 @@ func TestRaftGroup(t *testing.T) {
 	require.Contains(t, v, " 0-4 6-8191")
 	info, err := b.rdb.ClusterInfo(ctx).Result()
 	require.NoError(t, err)
+	require.Contains(t, info, "cluster_state:ok\r\n", "slot 5 has no node, but full coverage is not required")
+	require.NoError(t, b.rdb.ConfigSet(ctx, "cluster-require-full-coverage", "yes").Err())
+	info, err = b.rdb.ClusterInfo(ctx).Result()
+	require.NoError(t, err)
 	require.Contains(t, info, "cluster_state:fail\r\n", "slot 5 has no node")
+	require.NoError(t, b.rdb.ConfigSet(ctx, "cluster-require-full-coverage", "no").Err())
 	require.Contains(t, info, "cluster_slots_assigned:16383\r\ncluster_slots_ok:16383\r\n")
 	require.Contains(t, info, "cluster_known_nodes:3\r\ncluster_size:2\r\n")
 	require.Regexp(t, "ratekv_topology:ok\r\nratekv_topology_leader:[0-9a-f]{40}\r\n", info)

@@ -94,6 +94,7 @@ func (e *Engine) initCluster() {
 		e.SetNode(nodeid.New())
 	}
 	e.setRoutes(nil)
+	e.cfg.OnChange(config.ClusterRequireFullCoverage, func(string) { e.updateDown() })
 }
 
 // crossSlot reports whether the keys cmd names in args (or, for EXEC,

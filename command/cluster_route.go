@@ -62,8 +62,13 @@ type routeState struct {
 	mu     sync.Mutex                     // serializes changes of migr and fence
 	migr   atomic.Pointer[slotMigrations] // nil: no slot is migrating or importing
 	fence  atomic.Pointer[fenceSet]       // nil: no MIGRATE has keys in flight (migrate.go)
-	down   atomic.Bool                    // this node is cut off from the cluster (SetClusterDown)
-	conns  migrateConns                   // MIGRATE's cached connections (migrate.go)
+	down   atomic.Bool                    // cluster_state:fail: cutOff, or uncovered with cluster-require-full-coverage
+	cutOff atomic.Bool                    // this node is cut off from the cluster (SetClusterDown)
+	// uncovered: the table leaves a slot without a node or with a failed
+	// one (Redis's clusterUpdateState under full coverage).
+	uncovered atomic.Bool
+	downMu    sync.Mutex   // serializes updates of down
+	conns     migrateConns // MIGRATE's cached connections (migrate.go)
 }
 
 // slotMigrations is one state of the open slots, replaced as a whole
@@ -317,10 +322,32 @@ func (c *Client) redirect(t *SlotTable, cmd *Command, args [][]byte) string {
 // (cluster_state:fail): while it is, commands with keys get -CLUSTERDOWN,
 // reads excepted with cluster-allow-reads-when-down. The control plane
 // decides it (cluster.Control's health check).
-func (e *Engine) SetClusterDown(down bool) { e.rt.down.Store(down) }
+func (e *Engine) SetClusterDown(down bool) {
+	e.rt.cutOff.Store(down)
+	e.updateDown()
+}
 
 // ClusterDown reports what SetClusterDown set.
-func (e *Engine) ClusterDown() bool { return e.rt.down.Load() }
+func (e *Engine) ClusterDown() bool { return e.rt.cutOff.Load() }
+
+// updateDown recomputes cluster_state as Redis's clusterUpdateState: fail
+// when this node is cut off, or, with cluster-require-full-coverage, when
+// a slot has no node or a failed one.
+func (e *Engine) updateDown() {
+	e.rt.downMu.Lock()
+	defer e.rt.downMu.Unlock()
+	e.rt.down.Store(e.rt.cutOff.Load() || e.rt.uncovered.Load() && e.cfg.Bool(config.ClusterRequireFullCoverage))
+}
+
+// covered reports whether every slot of t has a node that has not failed.
+func (t *SlotTable) covered() bool {
+	for _, o := range t.Owner {
+		if o < 0 || t.Nodes[o].Fail {
+			return false
+		}
+	}
+	return true
+}
 
 // addKeys adds the keys of one command to the query; it returns
 // CLUSTERDOWN for a slot nobody serves and CROSSSLOT for a second slot.

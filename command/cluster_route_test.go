@@ -45,14 +45,15 @@ func moved(key string, n NodeAddr) string {
 
 // TestClusterRouting: each redirection and refusal of getNodeByQuery, in
 // RESP2 and RESP3, on a node that owns {l}, migrates {m} to b, imports
-// {i} from b (b's), while {b} is b's and {u} nobody's.
+// {i} from b (b's), while {b} is b's and {u} nobody's (so without
+// cluster-require-full-coverage, which would refuse every key).
 func TestClusterRouting(t *testing.T) {
 	for _, tag := range []string{"{b}", "{u}", "{m}", "{i}"} {
 		require.NotEqual(t, slotOf("{l}"), slotOf(tag))
 	}
 	ask := svErr(sprintf(errAsk, shards.KeySlotString("{m}"), routeB.IP, routeB.Port))
 	for _, proto := range []int{2, 3} {
-		ts := newTestServer(t, "cluster-enabled", "yes")
+		ts := newTestServer(t, "cluster-enabled", "yes", "cluster-require-full-coverage", "no")
 		ts.srv.SetNode(nodeIdentity(routeA.ID))
 		ts.srv.SetSlotTable(routeTable(0, map[string]int32{"{b}": 1, "{u}": -1, "{i}": 1}))
 		r := ts.raw(t)
@@ -223,6 +224,43 @@ func TestClusterDownState(t *testing.T) {
 		{[]string{"SET", "{l}k", "3"}, "+OK\r\n"},
 		{[]string{"GET", "{l}k"}, svBulk("3")},
 	})
+}
+
+// TestClusterFullCoverage: with cluster-require-full-coverage (the
+// default), a slot without a node, or with a failed one, puts the node in
+// cluster_state:fail and its keys get -CLUSTERDOWN, as Redis's
+// clusterUpdateState; without it the other slots are served.
+func TestClusterFullCoverage(t *testing.T) {
+	ts := newTestServer(t, "cluster-enabled", "yes")
+	ts.srv.SetNode(nodeIdentity(routeA.ID))
+	ts.srv.SetSlotTable(routeTable(0, map[string]int32{"{b}": 1}))
+	r := ts.raw(t)
+	down := svErr(errClusterDown)
+	require.Equal(t, "+OK\r\n", r.do("SET", "{l}k", "1"))
+	require.Contains(t, r.do("CLUSTER", "INFO"), "cluster_state:ok\r\n")
+
+	ts.srv.SetSlotTable(routeTable(0, map[string]int32{"{b}": 1, "{u}": -1}))
+	require.Contains(t, r.do("CLUSTER", "INFO"), "cluster_state:fail\r\n")
+	runSvSteps(t, r, []svStep{
+		0: {[]string{"GET", "{l}k"}, down},
+		1: {[]string{"GET", "{u}k"}, svErr(errSlotUnbound)},
+		2: {[]string{"PING"}, "+PONG\r\n"},
+		3: {[]string{"CONFIG", "SET", "cluster-require-full-coverage", "no"}, "+OK\r\n"},
+		4: {[]string{"GET", "{l}k"}, svBulk("1")},
+		5: {[]string{"GET", "{u}k"}, svErr(errSlotUnbound)},
+		6: {[]string{"CONFIG", "SET", "cluster-require-full-coverage", "yes"}, "+OK\r\n"},
+		7: {[]string{"GET", "{l}k"}, down},
+	})
+
+	failed := routeTable(0, map[string]int32{"{b}": 1})
+	failed.Nodes[1].Fail = true
+	ts.srv.SetSlotTable(failed)
+	require.Contains(t, r.do("CLUSTER", "INFO"), "cluster_state:fail\r\n")
+	require.Equal(t, down, r.do("GET", "{l}k"))
+	require.Equal(t, "+OK\r\n", r.do("CONFIG", "SET", "cluster-require-full-coverage", "no"))
+	require.Contains(t, r.do("CLUSTER", "INFO"), "cluster_state:ok\r\n")
+	require.Equal(t, svBulk("1"), r.do("GET", "{l}k"))
+	require.Equal(t, moved("{b}", routeB), r.do("GET", "{b}k"))
 }
 
 // fakeControl is a control plane that commits SETSLOT NODE at once, by

@@ -503,7 +503,7 @@ func (c *Client) writeTableInfo(t *SlotTable) {
 		}
 	}
 	state := "ok"
-	if failed > 0 || assigned < shards.NumSlots && c.eng.cfg.Bool(config.ClusterRequireFullCoverage) || c.eng.ClusterDown() {
+	if c.eng.rt.down.Load() {
 		state = "fail"
 	}
 	my := t.Nodes[t.Self].ConfigEpoch

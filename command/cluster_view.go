@@ -45,6 +45,8 @@ func (e *Engine) SetSlotTable(t *SlotTable) {
 	e.slots.Store(t)
 	e.setRoutes(t)
 	e.slotsMoved(t)
+	e.rt.uncovered.Store(t != nil && !t.covered())
+	e.updateDown()
 }
 
 // SlotTable returns the topology the request path routes by (nil: the
