@@ -18,6 +18,11 @@
 # After each run with replicas it reads the primary's and the replicas'
 # offsets (the lag, in bytes, while the load still runs) and times
 # `WAIT 1 $WAIT_MAX_MS` on an idle connection (">…" when it timed out).
+# It also reads, over the load generator's run, the idle share of both
+# cores and the CPU time the replicas took: a load generator's core with
+# no idle time left while the primary's has some is the client-bound case
+# (the cell then measures what the replicas take from the load generator,
+# not what they cost the primary).
 # It prints per-round numbers and the medians: ratekv with N replicas
 # against ratekv alone, and against redis-server with N replicas.
 #
@@ -69,7 +74,7 @@ start() {
 			--save '' --appendonly no --loglevel warning "${of[@]}" >"$dir/log" 2>&1 &
 	else
 		pin "$3" "${nice[@]}" redis-server --bind 127.0.0.1 --port "$2" --dir "$dir" \
-			--save '' --appendonly no --loglevel warning "${of[@]}" >"$dir/log" 2>&1 &
+			--save '' --appendonly no --loglevel warning --repl-diskless-sync-delay 0 "${of[@]}" >"$dir/log" 2>&1 &
 	fi
 	PIDS+=($!)
 	for _ in $(seq 100); do
@@ -79,23 +84,50 @@ start() {
 	die "$1 on port $2 did not start"
 }
 
+# idle CORE: that core's idle and total ticks so far (/proc/stat).
+idle() { awk -v c="cpu$1" '$1 == c { t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, t }' /proc/stat; }
+# cputime PID...: their and their descendants' user and system ticks so
+# far (a pid in PIDS may be the subshell that runs the server).
+cputime() {
+	local t=0 p
+	for p in "$@"; do
+		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+		# shellcheck disable=SC2046
+		t=$((t + $(cputime $(pgrep -P "$p"))))
+	done
+	echo "$t"
+}
+# share I0 T0 I1 T1: the idle percentage between two idle readings.
+share() { python3 -c "import sys; a=[int(x) for x in sys.argv[1:]]; print('%.0f' % (100 * (a[2] - a[0]) / max(a[3] - a[1], 1)))" "$@"; }
+
+# online PORT: how many replicas the primary at PORT streams to.
+online() { redis-cli -p "$1" info replication | grep -c 'state=online' || true; }
+
 field() { redis-cli -p "$1" info replication | tr -d '\r' | sed -n "s/^$2://p"; }
 
-# cell SERVER REPLICAS WORKLOAD PIPELINE: prints "ops/s lag_bytes wait_us".
+# cell SERVER REPLICAS WORKLOAD PIPELINE: prints "ops/s lag_bytes wait_us
+# idle_server_core% idle_client_core% replicas_cpu_s".
 cell() {
 	local primary wl lag="-" wait="-" json ops
 	primary=$(port)
 	start "$1" "$primary" "$SERVER_CORE"
 	for _ in $(seq "$2"); do start "$1" "$(port)" "$CLIENT_CORE" "$primary"; done
 	if (($2)); then
-		for _ in $(seq 100); do
-			[[ $(field "$primary" connected_slaves) == "$2" ]] && break
+		# Online, not only connected: a replica waiting for its full sync
+		# (Redis's repl-diskless-sync-delay is 5 s by default) applies
+		# nothing and would make the primary look free.
+		for _ in $(seq 200); do
+			(($(online "$primary") == $2)) && break
 			sleep 0.1
 		done
-		[[ $(field "$primary" connected_slaves) == "$2" ]] || die "$1: replicas did not connect"
+		(($(online "$primary") == $2)) || die "$1: replicas did not come online"
 	fi
 	wl=$3
 	[[ $3 == throttle ]] && { [[ $1 == ratekv ]] && wl=throttle_cell || wl=throttle_lua; }
+	local replicas=("${PIDS[@]:1}") s0 c0 s1 c1 r0
+	read -r -a s0 <<<"$(idle "$SERVER_CORE")"
+	read -r -a c0 <<<"$(idle "$CLIENT_CORE")"
+	r0=$(cputime ${replicas[@]+"${replicas[@]}"})
 	pin "$CLIENT_CORE" "$TMP/loadgen" -addr "127.0.0.1:$primary" -workload "$wl" -pipeline "$4" -duration "$DURATION" \
 		-warmup "$WARMUP" -conns "$CONNS" -keys "$KEYS" -json >"$TMP/out.json" 2>/dev/null &
 	local lg=$!
@@ -111,6 +143,11 @@ offs = [int(x) for x in re.findall(r"slave\d+:.*?offset=(\d+)", text)]
 print(mo - min(offs) if offs else "-")')
 	fi
 	wait "$lg" || true
+	read -r -a s1 <<<"$(idle "$SERVER_CORE")"
+	read -r -a c1 <<<"$(idle "$CLIENT_CORE")"
+	local busy rcpu
+	busy="$(share "${s0[@]}" "${s1[@]}") $(share "${c0[@]}" "${c1[@]}")"
+	rcpu=$(python3 -c "print('%.1f' % (($(cputime ${replicas[@]+"${replicas[@]}"}) - $r0) / $(getconf CLK_TCK)))")
 	if (($2)); then
 		wait=$(python3 - "$primary" "$WAIT_MAX_MS" <<'EOF'
 import socket, sys, time
@@ -125,14 +162,14 @@ EOF
 	fi
 	ops=$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["ops_per_sec"]))' "$TMP/out.json" 2>/dev/null || echo 0)
 	stop_all
-	echo "$ops $lag $wait"
+	echo "$ops $lag $wait $busy $rcpu"
 }
 
 declare -A ops
 echo "$ROUNDS rounds of $DURATION, $CONNS conns, $KEYS keys, $REPLICAS replicas; primary on core $SERVER_CORE, replicas ($REPLICA_SCHED) and load on core $CLIENT_CORE"
 echo
-echo "| round | server | replicas | workload | pipeline | ops/s | lag bytes | WAIT 1 µs |"
-echo "|---:|---|---:|---|---:|---:|---:|---:|"
+echo "| round | server | replicas | workload | pipeline | ops/s | lag bytes | WAIT 1 µs | idle % core $SERVER_CORE / $CLIENT_CORE | replicas' CPU s |"
+echo "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|"
 cells=()
 for s in ratekv redis; do for n in 0 "$REPLICAS"; do for w in $WORKLOADS; do for p in $PIPELINES; do
 	cells+=("$s $n $w $p")
@@ -142,10 +179,10 @@ for r in $(seq "$ROUNDS"); do
 	((r % 2)) || mapfile -t order < <(printf '%s\n' "${cells[@]}" | tac)
 	for c in "${order[@]}"; do
 		read -r s n w p <<<"$c"
-		read -r o lag wait <<<"$(cell "$s" "$n" "$w" "$p" || echo "0 - -")"
+		read -r o lag wait i0 i1 rc <<<"$(cell "$s" "$n" "$w" "$p" || echo "0 - - - - -")"
 		o=${o:-0}
 		ops[$c]+="$o "
-		echo "| $r | $s | $n | $w | $p | $o | $lag | $wait |"
+		echo "| $r | $s | $n | $w | $p | $o | $lag | $wait | $i0 / $i1 | $rc |"
 	done
 done
 
