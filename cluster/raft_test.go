@@ -434,11 +434,11 @@ func TestRaftMeetRefused(t *testing.T) {
 	require.Regexp(t, b.id+" .* 8\n", v+"\n")
 }
 
-// TestRaftFrozenServes: with a majority of the voters gone the topology
-// is frozen, but a node that reaches most primaries keeps serving past
-// the node timeout; once it reaches too few, it answers -CLUSTERDOWN.
-func TestRaftFrozenServes(t *testing.T) {
-	a, b, c, d, e := startNode(t), startNode(t), startNode(t), startNode(t), startNode(t)
+// fiveNodes starts primaries a, b and c, which cover every slot, and d
+// and e, replicas of a and b.
+func fiveNodes(t *testing.T) (a, b, c, d, e *testNode) {
+	t.Helper()
+	a, b, c, d, e = startNode(t), startNode(t), startNode(t), startNode(t), startNode(t)
 	require.Equal(t, "OK", a.do("cluster", "addslotsrange", 0, 5000))
 	require.Equal(t, "OK", b.do("cluster", "addslotsrange", 5001, 10000))
 	require.Equal(t, "OK", c.do("cluster", "addslotsrange", 10001, 16383))
@@ -448,6 +448,14 @@ func TestRaftFrozenServes(t *testing.T) {
 	require.Equal(t, "OK", d.do("cluster", "replicate", a.id))
 	require.Equal(t, "OK", e.do("cluster", "replicate", b.id))
 	agree(t, 5, a, b, c, d, e)
+	return a, b, c, d, e
+}
+
+// TestRaftFrozenServes: with a majority of the voters gone the topology
+// is frozen, but a node that reaches most primaries keeps serving past
+// the node timeout; once it reaches too few, it answers -CLUSTERDOWN.
+func TestRaftFrozenServes(t *testing.T) {
+	a, b, c, d, e := fiveNodes(t)
 	key := keyInSlot(0) // a's
 
 	// Three voters of five go, one of them primary c: a reaches a and b.
@@ -474,16 +482,7 @@ func TestRaftFrozenServes(t *testing.T) {
 // the other side of a partition, serving their slots (as in Redis, where
 // a failover needs the votes of most primaries).
 func TestRaftNoFailoverOfMostPrimaries(t *testing.T) {
-	a, b, c, d, e := startNode(t), startNode(t), startNode(t), startNode(t), startNode(t)
-	require.Equal(t, "OK", a.do("cluster", "addslotsrange", 0, 5000))
-	require.Equal(t, "OK", b.do("cluster", "addslotsrange", 5001, 10000))
-	require.Equal(t, "OK", c.do("cluster", "addslotsrange", 10001, 16383))
-	for _, n := range []*testNode{b, c, d, e} {
-		require.Equal(t, "OK", n.do("cluster", "meet", "127.0.0.1", a.port))
-	}
-	require.Equal(t, "OK", d.do("cluster", "replicate", a.id))
-	require.Equal(t, "OK", e.do("cluster", "replicate", b.id))
-	agree(t, 5, a, b, c, d, e)
+	a, b, c, d, e := fiveNodes(t)
 	for _, n := range []*testNode{a, b, c, d, e} {
 		require.NoError(t, n.rdb.ConfigSet(ctx, "cluster-replica-validity-factor", "0").Err())
 	}
